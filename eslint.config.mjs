@@ -4,7 +4,7 @@
 import { n8nCommunityNodesPlugin } from '@n8n/eslint-plugin-community-nodes';
 import n8nNodesBase from 'eslint-plugin-n8n-nodes-base';
 import tsParser from '@typescript-eslint/parser';
-import jsoncParser from 'jsonc-eslint-parser';
+import * as jsoncParser from 'jsonc-eslint-parser';
 
 const legacy = n8nNodesBase.configs;
 
@@ -28,11 +28,22 @@ export default [
 	{
 		files: ['credentials/**/*.ts'],
 		plugins: { 'n8n-nodes-base': n8nNodesBase },
-		rules: { ...legacy.credentials.rules },
+		rules: {
+			...legacy.credentials.rules,
+			// Contradicts @n8n/community-nodes/credential-documentation-url, which allows a URL: a
+			// camelCase slug links to docs.n8n.io, where a community credential has no page.
+			'n8n-nodes-base/cred-class-field-documentation-url-miscased': 'off',
+		},
 	},
 	{
 		files: ['nodes/**/*.ts'],
 		plugins: { 'n8n-nodes-base': n8nNodesBase },
-		rules: { ...legacy.nodes.rules },
+		rules: {
+			...legacy.nodes.rules,
+			// Both demand the string literal ['main'], which the newer
+			// @n8n/community-nodes/node-connection-type-literal forbids in favour of NodeConnectionTypes.
+			'n8n-nodes-base/node-class-description-inputs-wrong-regular-node': 'off',
+			'n8n-nodes-base/node-class-description-outputs-wrong': 'off',
+		},
 	},
 ];

@@ -1,3 +1,4 @@
-// n8n discovers the nodes and credential through the `n8n` section of package.json;
-// this entry point exists only so that `require('n8n-nodes-document-workflow')` resolves.
+// n8n finds the nodes and the credential through the `n8n` section of package.json, not
+// through an entry point; this file is kept for tools that expect one at the repository
+// root and is not part of the published package (package.json `files` lists only dist).
 module.exports = {};

@@ -187,6 +187,7 @@ export function cancelSignalOf(ctx: ApiContext): AbortSignal | undefined {
 		: undefined;
 }
 
+/** Thrown when a wait ends because the execution was cancelled. */
 export class ExecutionCancelledError extends Error {
 	constructor() {
 		super('The execution was cancelled');
@@ -455,8 +456,12 @@ export async function apiRequest<T = unknown>(
 				httpOptions,
 			)) as IN8nHttpFullResponse;
 		} catch (error) {
-			if (signal?.aborted) throw new ExecutionCancelledError();
-			if (error instanceof NodeApiError || error instanceof NodeOperationError) throw error;
+			if (signal?.aborted) {
+				throw new NodeOperationError(node, 'The execution was cancelled while waiting for the Document Workflow API', { itemIndex: request.itemIndex });
+			}
+			// n8n's own errors (e.g. a credential that cannot be read) pass through unchanged.
+			if (error instanceof NodeOperationError) throw new NodeOperationError(node, error);
+			if (error instanceof NodeApiError) throw new NodeApiError(node, {} as JsonObject, { message: error.message, description: error.description ?? undefined, httpCode: error.httpCode ?? undefined, itemIndex: request.itemIndex });
 			if (retriesAreSafe && isNetworkFailure(error) && failures < policy.maxRetries) {
 				await waitBeforeRetry(failures++, policy, signal, node, where);
 				continue;
