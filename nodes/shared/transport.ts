@@ -39,6 +39,11 @@ export interface ApiRequest {
 	pathParams?: Record<string, string>;
 	qs?: IDataObject;
 	body?: unknown;
+	/**
+	 * Builds the body afresh for each attempt; use it instead of `body` when the body is a
+	 * stream, which can be sent only once (a retry would otherwise send nothing).
+	 */
+	bodyFactory?: () => Promise<unknown>;
 	headers?: Record<string, string>;
 	/** Defaults to `read` for GET and `trigger` for POST. */
 	rateLimit?: RateLimitClass;
@@ -360,26 +365,53 @@ export function apiErrorFromResponse(
 	return error;
 }
 
-/** Network failures (no HTTP answer). Only the error code and message text are kept. */
+/**
+ * The error code of a failure that got no HTTP answer. n8n's request helper wraps such
+ * failures in a NodeApiError whose httpCode is the code (e.g. ECONNRESET), keeping the
+ * original in `cause`.
+ */
+function networkErrorCode(error: unknown): string | undefined {
+	const candidates = [
+		(error as { httpCode?: unknown })?.httpCode,
+		(error as { code?: unknown })?.code,
+		(error as { cause?: { code?: unknown } })?.cause?.code,
+	];
+	for (const candidate of candidates) {
+		if (typeof candidate === 'string' && /^[A-Z_]{3,}$/.test(candidate)) return candidate;
+	}
+	return undefined;
+}
+
+const NETWORK_FAILURES: Record<string, string> = {
+	ECONNREFUSED: 'the connection was refused',
+	ECONNRESET: 'the connection was closed before an answer came',
+	EPIPE: 'the connection was closed before an answer came',
+	ETIMEDOUT: 'the request timed out',
+	ECONNABORTED: 'the request timed out',
+	ENOTFOUND: 'the host name could not be resolved',
+	EAI_AGAIN: 'the host name could not be resolved',
+	EHOSTUNREACH: 'the host is unreachable',
+	ENETUNREACH: 'the network is unreachable',
+};
+
+/** Network failures (no HTTP answer). Only the error code is kept: the original error holds the request, key included. */
 function networkError(node: INode, error: unknown, request: { method: string; path: string; itemIndex?: number }, baseUrl: string): NodeApiError {
-	const code = (error as { code?: string })?.code ?? (error as { cause?: { code?: string } })?.cause?.code;
-	const reason = code ?? 'no response';
+	const code = networkErrorCode(error);
+	// Words, not the bare code: n8n replaces a message containing a known code with its own.
+	const reason = code ? NETWORK_FAILURES[code] ?? 'it got no answer' : 'it got no answer';
 	return new NodeApiError(
 		node,
-		{ code: reason, method: request.method, path: request.path } as JsonObject,
+		{ networkErrorCode: code ?? null, method: request.method, path: request.path } as JsonObject,
 		{
-			message: `Could not reach the Document Workflow API (${reason})`,
-			description: `${request.method} ${request.path} at ${baseUrl} got no HTTP answer. Check the credential's Base URL and that the service is reachable from n8n; the node already retried where that is safe.`,
+			message: `Could not reach the Document Workflow API: ${reason}`,
+			description: `${request.method} ${request.path} at ${baseUrl} got no HTTP answer${code ? ` (error code ${code})` : ''}. Check the credential's Base URL and that the service is reachable from n8n; the node already retried where that is safe.`,
 			itemIndex: request.itemIndex,
 		},
 	);
 }
 
 function isNetworkFailure(error: unknown): boolean {
-	const code = (error as { code?: string })?.code ?? (error as { cause?: { code?: string } })?.cause?.code;
-	if (typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|ECONNABORTED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ERR_SOCKET|UND_ERR)/.test(code)) return true;
-	const message = String((error as { message?: string })?.message ?? '');
-	return /socket hang up|ECONNRESET|ECONNREFUSED|network|timeout/i.test(message);
+	return networkErrorCode(error) !== undefined;
 }
 
 function isRetryableStatus(status: number): boolean {
@@ -429,16 +461,17 @@ export async function apiRequest<T = unknown>(
 			if (policy.deadline !== undefined && opensAt > policy.deadline) {
 				throw rateLimitError(node, where, opensAt - Date.now(), 'the time this run may wait');
 			}
-			await pause(opensAt - Date.now(), signal);
+			await pause(Math.min(opensAt - Date.now(), policy.maxRetryAfterMs), signal);
 		}
 
+		const body = request.bodyFactory ? await request.bodyFactory() : request.body;
 		const httpOptions: IHttpRequestOptions = {
 			method: request.method,
 			baseURL: baseUrl,
 			url: path,
 			qs: request.qs,
 			headers,
-			body: request.body as IHttpRequestOptions['body'],
+			body: body as IHttpRequestOptions['body'],
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
 			json: options.encoding !== 'arraybuffer',
@@ -461,7 +494,6 @@ export async function apiRequest<T = unknown>(
 			}
 			// n8n's own errors (e.g. a credential that cannot be read) pass through unchanged.
 			if (error instanceof NodeOperationError) throw new NodeOperationError(node, error);
-			if (error instanceof NodeApiError) throw new NodeApiError(node, {} as JsonObject, { message: error.message, description: error.description ?? undefined, httpCode: error.httpCode ?? undefined, itemIndex: request.itemIndex });
 			if (retriesAreSafe && isNetworkFailure(error) && failures < policy.maxRetries) {
 				await waitBeforeRetry(failures++, policy, signal, node, where);
 				continue;
@@ -493,7 +525,8 @@ export async function apiRequest<T = unknown>(
 		if (statusCode === 429) {
 			const retryAfterMs = parseRetryAfter(responseHeaders['retry-after']) ?? backoffDelay(rateLimited, policy) + 1000;
 			const until = Date.now() + retryAfterMs;
-			closeRateLimitUntil(scope, limit, until);
+			// Other requests of this class wait too, but only for a wait this request would take itself.
+			if (retryAfterMs <= policy.maxRetryAfterMs) closeRateLimitUntil(scope, limit, until);
 			if (!retriesAreSafe) throw apiErrorFromResponse(node, { statusCode, body: response.body, headers: responseHeaders }, where, {
 				advice: `The rate limit is exceeded; Retry-After is ${Math.ceil(retryAfterMs / 1000)} s. This upload was not retried because it carries no Idempotency-Key (turn the idempotency option on to let the node retry safely).`,
 			});
@@ -571,4 +604,44 @@ export async function downloadFromLink(
 		body: Buffer.isBuffer(response.body) ? response.body : Buffer.from(response.body as ArrayBuffer),
 		headers: lowerCaseHeaders(response.headers),
 	};
+}
+
+/**
+ * Like `downloadFromLink`, but hands the response body over as a stream, so a large file
+ * can go into n8n's binary store without being held in memory. Also unauthenticated.
+ * A caller that does not use the body of an error status must still consume it
+ * (`drainStream`) so the connection is released.
+ */
+export async function downloadStreamFromLink(
+	ctx: IExecuteFunctions,
+	url: string,
+): Promise<{ statusCode: number; body: AsyncIterable<unknown> & object; headers: Record<string, string> }> {
+	const response = (await ctx.helpers.httpRequest({
+		method: 'GET',
+		url,
+		encoding: 'stream',
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		timeout: 300_000,
+		abortSignal: cancelSignalOf(ctx),
+	})) as IN8nHttpFullResponse;
+	return {
+		statusCode: response.statusCode,
+		body: response.body as unknown as AsyncIterable<unknown> & object,
+		headers: lowerCaseHeaders(response.headers),
+	};
+}
+
+/** Reads a response stream to its end (at most `limit` bytes kept) and returns what it held as text. */
+export async function drainStream(stream: AsyncIterable<unknown>, limit = 4096): Promise<string> {
+	const chunks: Buffer[] = [];
+	let kept = 0;
+	for await (const chunk of stream) {
+		const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+		if (kept < limit) {
+			chunks.push(buffer.subarray(0, limit - kept));
+			kept += Math.min(buffer.length, limit - kept);
+		}
+	}
+	return Buffer.concat(chunks).toString('utf8');
 }

@@ -315,7 +315,14 @@ export async function runActionNode(options: RunNodeOptions): Promise<NodeRunRes
 		},
 	});
 	const execute = new WorkflowExecute(additionalData, mode, runExecutionData);
-	const running = execute.processRunExecutionData(workflow);
+	let running: ReturnType<WorkflowExecute['processRunExecutionData']>;
+	try {
+		running = execute.processRunExecutionData(workflow);
+	} catch (error) {
+		// n8n refuses to start a workflow with parameter issues (e.g. an empty required field).
+		pendingInputs.delete(key);
+		return { items: [], error: error as NodeRunResult['error'], run: undefined as unknown as IRun, executionId };
+	}
 	let timer: NodeJS.Timeout | undefined;
 	if (options.cancelAfterMs !== undefined) timer = setTimeout(() => running.cancel(), options.cancelAfterMs);
 	try {
