@@ -1,8 +1,21 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { apiRequest } from '../../../shared/transport';
+import { documentIdField } from '../fields';
+import { forEachItem } from '../forEachItem';
 
-export const description: INodeProperties[] = [];
+const show = { resource: ['document'], operation: ['get'] };
 
-export async function execute(this: IExecuteFunctions, _items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-	throw new NodeOperationError(this.getNode(), 'Not implemented yet');
+export const description: INodeProperties[] = [documentIdField(show)];
+
+export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, items, async (itemIndex) => {
+		const documentId = this.getNodeParameter('documentId', itemIndex) as string;
+		const { body } = await apiRequest<IDataObject>(this, {
+			method: 'GET',
+			path: '/documents/{documentId}',
+			pathParams: { documentId },
+			itemIndex,
+		});
+		return body;
+	});
 }

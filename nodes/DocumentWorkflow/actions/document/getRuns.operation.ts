@@ -1,8 +1,23 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { apiRequest } from '../../../shared/transport';
+import { documentIdField } from '../fields';
+import { forEachItem } from '../forEachItem';
 
-export const description: INodeProperties[] = [];
+const show = { resource: ['document'], operation: ['getRuns'] };
 
-export async function execute(this: IExecuteFunctions, _items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-	throw new NodeOperationError(this.getNode(), 'Not implemented yet');
+export const description: INodeProperties[] = [documentIdField(show)];
+
+/** One item per top-level run of the document, newest first (the API's order); none when it has no runs yet. */
+export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, items, async (itemIndex) => {
+		const documentId = this.getNodeParameter('documentId', itemIndex) as string;
+		const { body } = await apiRequest<{ data?: IDataObject[] }>(this, {
+			method: 'GET',
+			path: '/documents/{documentId}/runs',
+			pathParams: { documentId },
+			itemIndex,
+		});
+		const runs = Array.isArray(body?.data) ? body.data : [];
+		return runs.map((run) => ({ json: { ...run, documentId }, pairedItem: { item: itemIndex } }));
+	});
 }

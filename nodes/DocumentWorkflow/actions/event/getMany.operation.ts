@@ -1,8 +1,69 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { isUuid } from '../../../shared/transport';
 import { NodeOperationError } from 'n8n-workflow';
+import { forEachItem } from '../forEachItem';
+import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
 
-export const description: INodeProperties[] = [];
+const show = { resource: ['event'], operation: ['getMany'] };
 
-export async function execute(this: IExecuteFunctions, _items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-	throw new NodeOperationError(this.getNode(), 'Not implemented yet');
+export const EVENT_TYPES = ['document.received', 'run.completed', 'run.failed', 'run.cancelled', 'review.created', 'review.completed'];
+
+export const description: INodeProperties[] = [
+	...listFields(show),
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		displayOptions: { show },
+		options: [
+			{
+				displayName: 'After Event ID',
+				name: 'after',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. 0190f5a2-7c1e-7a3b-9c4d-5e6f70819203',
+				description:
+					'Only events whose ID is greater than this event ID. Event IDs reflect creation time, so a late event can appear with a lower ID: to poll without gaps, use an ID seen a few minutes before the newest and de-duplicate on ID (the Document Workflow Trigger node does this for you).',
+			},
+			{
+				displayName: 'Type',
+				name: 'type',
+				type: 'options',
+				options: [
+					{ name: 'Document Received', value: 'document.received' },
+					{ name: 'Review Completed', value: 'review.completed' },
+					{ name: 'Review Created', value: 'review.created' },
+					{ name: 'Run Cancelled', value: 'run.cancelled' },
+					{ name: 'Run Completed', value: 'run.completed' },
+					{ name: 'Run Failed', value: 'run.failed' },
+				],
+				default: 'run.completed',
+				description: 'Only events of this type',
+			},
+		],
+	},
+];
+
+/** Events of the last 7 days in the key's environment, oldest first (the API's order), one item each. */
+export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, items, async (itemIndex) => {
+		const settings = readListSettings(this, itemIndex);
+		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+		const qs: IDataObject = {};
+		const type = enumFilter(this, itemIndex, 'event type', filters.type, EVENT_TYPES);
+		if (type) qs.type = type;
+		const after = String(filters.after ?? '').trim();
+		if (after) {
+			if (!isUuid(after)) {
+				throw new NodeOperationError(this.getNode(), `"After Event ID" must be an event ID (a UUID), not "${String(after).slice(0, 60)}"`, {
+					itemIndex,
+					description: 'Use the "id" of an event returned earlier, or leave the filter empty.',
+				});
+			}
+			qs.after = after.toLowerCase();
+		}
+		return await readPagedList(this, '/events', qs, settings, itemIndex);
+	});
 }

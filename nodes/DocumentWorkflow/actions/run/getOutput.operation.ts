@@ -1,8 +1,41 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import { fetchRunOutput } from '../../../shared/runOutput';
+import { requireUuid } from '../../../shared/transport';
+import { runIdField } from '../fields';
+import { forEachItem } from '../forEachItem';
 
-export const description: INodeProperties[] = [];
+const show = { resource: ['run'], operation: ['getOutput'] };
 
-export async function execute(this: IExecuteFunctions, _items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-	throw new NodeOperationError(this.getNode(), 'Not implemented yet');
+export const description: INodeProperties[] = [
+	runIdField(show),
+	{
+		displayName: 'Node ID',
+		name: 'nodeId',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. download-output-1',
+		description:
+			'Optional: the ID of the Download Output node whose output to get, when the workflow has several. Empty: the most recently started Download Output node.',
+		displayOptions: { show },
+	},
+	{
+		displayName: 'Output Binary Field',
+		name: 'binaryPropertyName',
+		type: 'string',
+		required: true,
+		default: 'data',
+		description: 'When the output is a file (e.g. a PDF or an image), the binary property to put it in, with its file name and media type',
+		displayOptions: { show },
+	},
+];
+
+export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, items, async (itemIndex) => {
+		const runId = requireUuid(this.getNode(), 'runId', this.getNodeParameter('runId', itemIndex), itemIndex);
+		const nodeId = String(this.getNodeParameter('nodeId', itemIndex, '') ?? '').trim();
+		const binaryPropertyName = String(this.getNodeParameter('binaryPropertyName', itemIndex, 'data')).trim() || 'data';
+		const output = await fetchRunOutput(this, runId, { nodeId: nodeId || undefined, binaryPropertyName, itemIndex });
+		const json = { runId, ...(nodeId ? { nodeId } : {}), ...output.json };
+		return output.binary ? [{ json, binary: output.binary, pairedItem: { item: itemIndex } }] : [{ json, pairedItem: { item: itemIndex } }];
+	});
 }

@@ -1,8 +1,63 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { WaitTarget } from '../../../shared/runWaiter';
+import { waitForRuns } from '../../../shared/runWaiter';
+import { requireUuid } from '../../../shared/transport';
+import { runIdField } from '../fields';
+import { errorItem, withItemIndex } from '../forEachItem';
+import { readWaitSettings, waitOptionFields } from '../waitOptions';
 
-export const description: INodeProperties[] = [];
+const show = { resource: ['run'], operation: ['wait'] };
 
-export async function execute(this: IExecuteFunctions, _items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-	throw new NodeOperationError(this.getNode(), 'Not implemented yet');
+export const description: INodeProperties[] = [
+	runIdField(show),
+	{
+		displayName: 'Output Binary Field',
+		name: 'binaryPropertyName',
+		type: 'string',
+		required: true,
+		default: 'data',
+		description: 'With Include Output, the binary property a file output goes into',
+		displayOptions: { show },
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show },
+		options: waitOptionFields(false),
+	},
+];
+
+export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+	const continueOnFail = this.continueOnFail();
+	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
+	const binaryPropertyName = String(this.getNodeParameter('binaryPropertyName', 0, 'data')).trim() || 'data';
+	const settings = readWaitSettings(this, options, binaryPropertyName);
+
+	const output: Array<INodeExecutionData | undefined> = new Array(items.length).fill(undefined);
+	const targets: WaitTarget[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		try {
+			const runId = requireUuid(this.getNode(), 'runId', this.getNodeParameter('runId', itemIndex), itemIndex);
+			targets.push({ itemIndex, runId, submittedAt: 0 });
+		} catch (error) {
+			if (!continueOnFail) throw withItemIndex(this, error, itemIndex);
+			output[itemIndex] = errorItem(error, itemIndex);
+		}
+	}
+	if (targets.length > 0) {
+		let outcomes;
+		try {
+			outcomes = await waitForRuns(this, targets, settings, !continueOnFail);
+		} catch (error) {
+			const itemIndex = (error as { context?: { itemIndex?: number } }).context?.itemIndex ?? targets[0].itemIndex;
+			throw withItemIndex(this, error, itemIndex);
+		}
+		for (const outcome of outcomes) {
+			output[outcome.itemIndex] = outcome.error ? errorItem(outcome.error, outcome.itemIndex) : outcome.item;
+		}
+	}
+	return output.filter((item): item is INodeExecutionData => item !== undefined);
 }

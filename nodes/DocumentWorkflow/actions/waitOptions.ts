@@ -1,0 +1,162 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+import type { WaitSettings } from '../../shared/runWaiter';
+import { DEFAULT_WAIT_SETTINGS } from '../../shared/runWaiter';
+
+/**
+ * The wait settings shown in the `options` collection of "Submit Document" (only with
+ * "Wait for Completion" on) and of "Run → Wait for Completion".
+ * `whenWaiting` adds the condition on the root `waitForCompletion` parameter.
+ */
+export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
+	const show = whenWaiting ? { displayOptions: { show: { '/waitForCompletion': [true] } } } : {};
+	return [
+		{
+			displayName: 'Concurrent Checks',
+			name: 'concurrency',
+			type: 'number',
+			typeOptions: { minValue: 1, maxValue: 100 },
+			default: 10,
+			description:
+				'The most requests the node makes at once while waiting (and while uploading). All items are submitted first, then all their runs are waited on together, so a batch takes about as long as its slowest run.',
+		},
+		{
+			displayName: 'First Check Interval (Seconds)',
+			name: 'initialPollIntervalSeconds',
+			type: 'number',
+			typeOptions: { minValue: 0.1, numberPrecision: 1 },
+			default: 1,
+			description:
+				'Seconds between a run being started and its first status check. Each following interval is 1.5 times longer, up to the longest interval.',
+			...show,
+		},
+		{
+			displayName: 'Include Output',
+			name: 'includeOutput',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether to add the output a completed run captured to the item: JSON as "output", text as an "output" string, a file as a binary property (see the binary field). A run without output gets "outputError" instead of failing.',
+			...show,
+		},
+		{
+			displayName: 'Longest Check Interval (Seconds)',
+			name: 'maxPollIntervalSeconds',
+			type: 'number',
+			typeOptions: { minValue: 0.1, numberPrecision: 1 },
+			default: 20,
+			description: 'The check interval grows up to this many seconds and stays there',
+			...show,
+		},
+		{
+			displayName: 'Max Wait Time (Minutes)',
+			name: 'maxWaitMinutes',
+			type: 'number',
+			typeOptions: { minValue: 0, numberPrecision: 2 },
+			default: 60,
+			description:
+				'How long to wait for each run before giving up; 0 waits without limit. What happens at the limit is set by "On Time Limit". The run itself goes on in the service.',
+			...show,
+		},
+		{
+			displayName: 'Not Found Grace Period (Seconds)',
+			name: 'notFoundGraceSeconds',
+			type: 'number',
+			typeOptions: { minValue: 0, numberPrecision: 1 },
+			default: 30,
+			description:
+				"A new run can answer 404 briefly before it exists. For this long it is checked again; then the document's status tells why it never started (held, failed or cancelled).",
+			...show,
+		},
+		{
+			displayName: 'On Failed or Cancelled Run',
+			name: 'onFailed',
+			type: 'options',
+			options: [
+				{ name: 'Fail the Node', value: 'error', description: 'Stop with an error naming the run and its error (or an error item with Continue On Fail)' },
+				{ name: 'Return an Item', value: 'item', description: 'Output the run with its status and error, to route it with an IF or Switch node' },
+			],
+			default: 'error',
+			...show,
+		},
+		{
+			displayName: 'On Time Limit',
+			name: 'onTimeLimit',
+			type: 'options',
+			options: [
+				{ name: 'Fail the Node', value: 'error', description: 'Stop with an error naming the run and its last status' },
+				{ name: 'Return an Item', value: 'item', description: 'Output the run with its last status and waitOutcome "timeLimit"' },
+			],
+			default: 'error',
+			...show,
+		},
+		{
+			displayName: 'Output Node ID',
+			name: 'outputNodeId',
+			type: 'string',
+			default: '',
+			description:
+				'With Include Output: the ID of the Download Output node whose output to include. Empty: the most recently started Download Output node.',
+			...show,
+		},
+		{
+			displayName: 'Return Early When Status Is',
+			name: 'stopAt',
+			type: 'multiOptions',
+			options: [
+				{ name: 'Review', value: 'review', description: 'The run waits for a person to finish a review task (can take hours)' },
+				{ name: 'Waiting', value: 'waiting', description: 'The run is parked on a Wait node (can take hours)' },
+			],
+			default: [],
+			description: 'Stop waiting and return the run when it reaches one of these statuses, instead of waiting for it to finish',
+			...show,
+		},
+	];
+}
+
+function numberOption(ctx: IExecuteFunctions, options: IDataObject, name: string, label: string, fallback: number, min: number): number {
+	const raw = options[name];
+	if (raw === undefined || raw === null || raw === '') return fallback;
+	const value = Number(raw);
+	if (!Number.isFinite(value) || value < min) {
+		throw new NodeOperationError(ctx.getNode(), `The option "${label}" must be a number of at least ${min}, not "${String(raw)}"`, {
+			description: 'Correct the value in the node options.',
+		});
+	}
+	return value;
+}
+
+/** Reads the wait settings (taken from the first item; they apply to the whole batch). */
+export function readWaitSettings(ctx: IExecuteFunctions, options: IDataObject, binaryPropertyName: string): WaitSettings {
+	const d = DEFAULT_WAIT_SETTINGS;
+	const stopAt = Array.isArray(options.stopAt) ? (options.stopAt as string[]) : [];
+	for (const status of stopAt) {
+		if (status !== 'review' && status !== 'waiting') {
+			throw new NodeOperationError(ctx.getNode(), `"${status}" is not a status the wait can return early at`, {
+				description: 'Choose "review" and/or "waiting" in "Return Early When Status Is".',
+			});
+		}
+	}
+	const choice = (name: string, label: string): 'error' | 'item' => {
+		const value = options[name] ?? 'error';
+		if (value !== 'error' && value !== 'item') {
+			throw new NodeOperationError(ctx.getNode(), `The option "${label}" must be "error" or "item", not "${String(value)}"`);
+		}
+		return value;
+	};
+	const initial = numberOption(ctx, options, 'initialPollIntervalSeconds', 'First Check Interval', d.initialIntervalMs / 1000, 0.1) * 1000;
+	const max = numberOption(ctx, options, 'maxPollIntervalSeconds', 'Longest Check Interval', d.maxIntervalMs / 1000, 0.1) * 1000;
+	return {
+		maxWaitMs: Math.round(numberOption(ctx, options, 'maxWaitMinutes', 'Max Wait Time', d.maxWaitMs / 60_000, 0) * 60_000),
+		stopAt,
+		includeOutput: options.includeOutput === true,
+		outputNodeId: typeof options.outputNodeId === 'string' && options.outputNodeId.trim() ? options.outputNodeId.trim() : undefined,
+		binaryPropertyName,
+		onFailed: choice('onFailed', 'On Failed or Cancelled Run'),
+		onTimeLimit: choice('onTimeLimit', 'On Time Limit'),
+		concurrency: Math.floor(numberOption(ctx, options, 'concurrency', 'Concurrent Checks', d.concurrency, 1)),
+		initialIntervalMs: initial,
+		maxIntervalMs: Math.max(initial, max),
+		notFoundGraceMs: numberOption(ctx, options, 'notFoundGraceSeconds', 'Not Found Grace Period', d.notFoundGraceMs / 1000, 0) * 1000,
+	};
+}

@@ -1,0 +1,80 @@
+/** Shared setup of the action-node tests: one sandbox per test file, items with files, fast wait options. */
+import { startSandbox } from '../../sandbox/src';
+import type { Sandbox } from '../../sandbox/src';
+import type { RequestLogEntry } from '../../sandbox/src/types';
+import type { DocumentWorkflowCredentials, InputItem, NodeRunResult, RunNodeOptions } from '../harness/n8n';
+import { runActionNode } from '../harness/n8n';
+
+export interface Env {
+	sandbox: Sandbox;
+	credentials: DocumentWorkflowCredentials;
+	run(parameters: RunNodeOptions['parameters'], options?: Omit<RunNodeOptions, 'parameters' | 'credentials'>): Promise<NodeRunResult>;
+}
+
+/** Starts a sandbox for the file's tests and resets it before each test. */
+export function useSandbox(): Env {
+	const env = {} as Env;
+	beforeAll(async () => {
+		env.sandbox = await startSandbox();
+		env.credentials = { baseUrl: env.sandbox.baseUrl, apiKey: env.sandbox.apiKey };
+		env.run = async (parameters, options = {}) =>
+			await runActionNode({ parameters, credentials: env.credentials, ...options });
+	});
+	beforeEach(async () => {
+		await env.sandbox.control.reset();
+	});
+	afterAll(async () => {
+		await env.sandbox?.stop();
+	});
+	return env;
+}
+
+export function pdf(text: string): Buffer {
+	return Buffer.from(`%PDF-1.4\n% ${text}\n%%EOF\n`, 'utf8');
+}
+
+export function pdfItem(index: number, json: Record<string, unknown> = {}): InputItem {
+	return {
+		json: { index, ...json },
+		binary: { data: { data: pdf(`document ${index}`), fileName: `doc-${index}.pdf`, mimeType: 'application/pdf' } },
+	};
+}
+
+export function pdfItems(count: number): InputItem[] {
+	return Array.from({ length: count }, (_, i) => pdfItem(i));
+}
+
+/** Short intervals, so tests of the wait run in well under a second each. */
+export const FAST_WAIT = {
+	initialPollIntervalSeconds: 0.1,
+	maxPollIntervalSeconds: 0.2,
+	notFoundGraceSeconds: 1,
+};
+
+export function submitParams(workflowId: string, extra: Record<string, unknown> = {}, options: Record<string, unknown> = {}) {
+	return {
+		resource: 'workflow',
+		operation: 'trigger',
+		workflowId,
+		binaryPropertyName: 'data',
+		...extra,
+		options,
+	};
+}
+
+export function waitParams(workflowId: string, options: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+	return submitParams(workflowId, { waitForCompletion: true, ...extra }, { ...FAST_WAIT, ...options });
+}
+
+export async function requests(env: Env, filter: { origin?: 'api' | 'files'; method?: string; pathPrefix?: string } = {}): Promise<RequestLogEntry[]> {
+	return await env.sandbox.control.getRequests(filter);
+}
+
+export function pathOf(entry: RequestLogEntry): string {
+	return entry.path.split('?')[0];
+}
+
+/** Every output item must carry pairedItem pointing at its input. */
+export function expectPaired(result: NodeRunResult, expected: number[]): void {
+	expect(result.items.map((item) => (item.pairedItem as { item: number } | undefined)?.item)).toEqual(expected);
+}
