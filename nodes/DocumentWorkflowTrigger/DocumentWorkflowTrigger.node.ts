@@ -1,6 +1,8 @@
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { DEFAULT_OVERLAP_MINUTES, EVENT_TYPE_OPTIONS, fetchTestEvents, pollNewEvents, readSettings } from './poll';
+
 export class DocumentWorkflowTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Document Workflow Trigger',
@@ -15,10 +17,66 @@ export class DocumentWorkflowTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'documentWorkflowApi', required: true }],
-		properties: [],
+		properties: [
+			{
+				displayName:
+					'Emits each new event once, as the API returns it. On activation it starts from now: events from before are not emitted (see Options → Start From).',
+				name: 'notice',
+				type: 'notice',
+				default: '',
+			},
+			{
+				displayName: 'Events',
+				name: 'events',
+				type: 'multiOptions',
+				options: EVENT_TYPE_OPTIONS,
+				default: [],
+				description: 'The event types that start the workflow. Leave empty for all of them.',
+			},
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add Option',
+				default: {},
+				options: [
+					{
+						displayName: 'Overlap Window (Minutes)',
+						name: 'overlapMinutes',
+						type: 'number',
+						typeOptions: { minValue: 1, maxValue: 1440 },
+						default: DEFAULT_OVERLAP_MINUTES,
+						description:
+							'How far back each poll looks again for events that became visible late (the API gives an event its ID when it is created, but lists it only once it is committed). Raise it if the service commits events later than this; a larger window costs a few more requests per poll. Events are still emitted only once.',
+					},
+					{
+						displayName: 'Start From',
+						name: 'startFrom',
+						type: 'options',
+						options: [
+							{
+								name: 'Now',
+								value: 'now',
+								description: 'Only events that happen after the workflow is activated',
+							},
+							{
+								name: 'Oldest Available Event',
+								value: 'oldest',
+								description: 'Also every event of the last 7 days (the API keeps no older ones)',
+							},
+						],
+						default: 'now',
+						description:
+							'Where the trigger starts the first time the workflow is activated. Later changes take effect only when the trigger starts afresh (e.g. after renaming the node).',
+					},
+				],
+			},
+		],
 	};
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
-		return null;
+		const settings = readSettings(this);
+		if (this.getMode() === 'manual') return await fetchTestEvents(this, settings);
+		return await pollNewEvents(this, settings);
 	}
 }

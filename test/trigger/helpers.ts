@@ -1,0 +1,167 @@
+/**
+ * Helpers for the trigger tests: an n8n stand-in that keeps the trigger's static data the
+ * way n8n does (in memory between polls; saved only after a poll that emitted and after
+ * activation; a restart reloads the last saved copy), plus sandbox shortcuts.
+ */
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import type { EventInput, RequestLogEntry, Sandbox } from '../../sandbox/src';
+import { pollTrigger } from '../harness/n8n';
+
+export const NODE_NAME = 'Document Workflow Trigger';
+export const STATIC_KEY = `node:${NODE_NAME}`;
+export const MINUTE = 60_000;
+export const DAY = 24 * 60 * MINUTE;
+
+export interface EmittedEvent {
+	id: string;
+	type: string;
+	createdOn: string;
+	environment: string;
+	data: Record<string, unknown>;
+}
+
+export function deepCopy<T>(value: T): T {
+	return JSON.parse(JSON.stringify(value)) as T;
+}
+
+export interface HostPollOptions {
+	mode?: 'trigger' | 'manual';
+	/** n8n 2.x's budget; undefined behaves like n8n 1.x. */
+	pollBudgetMs?: number;
+	activation?: 'init' | 'activate' | 'update' | 'leadershipChange' | 'manual';
+}
+
+export interface HostPollResult {
+	items: INodeExecutionData[] | null;
+	error?: Error & { description?: string | null; httpCode?: string | null };
+}
+
+/** One active workflow with the trigger, as n8n keeps it. */
+export class TriggerHost {
+	/** The workflow's static data in memory (what the next poll sees). */
+	live: IDataObject = {};
+	/** The workflow's static data as last saved to the database. */
+	saved: IDataObject = {};
+	/** Every item a poll handed to n8n (each started an execution). */
+	readonly delivered: EmittedEvent[] = [];
+	polls = 0;
+	failedPolls = 0;
+	restarts = 0;
+
+	constructor(
+		readonly sb: Sandbox,
+		readonly parameters: IDataObject = {},
+	) {}
+
+	get credentials() {
+		return { baseUrl: this.sb.baseUrl, apiKey: this.sb.apiKey };
+	}
+
+	/** The node's part of the live static data. */
+	nodeState(): IDataObject | undefined {
+		return this.live[STATIC_KEY] as IDataObject | undefined;
+	}
+
+	/** Number of ids the cursor remembers, and the size of the node's static data as JSON. */
+	memory(): { ids: number; bytes: number } {
+		const node = deepCopy(this.nodeState() ?? {}) as { eventCursor?: { seen?: Record<string, number> } };
+		return { ids: Object.keys(node.eventCursor?.seen ?? {}).length, bytes: JSON.stringify(node).length };
+	}
+
+	/** Activation: one poll, after which n8n saves the static data whatever the poll returned. */
+	async activate(options: HostPollOptions = {}): Promise<HostPollResult> {
+		const result = await this.poll({ activation: 'activate', ...options });
+		if (!result.error) this.saved = deepCopy(this.live);
+		return result;
+	}
+
+	/** One scheduled poll. Items are delivered and the static data saved; errors are recorded as n8n does. */
+	async poll(options: HostPollOptions = {}): Promise<HostPollResult> {
+		this.polls++;
+		try {
+			const { items } = await pollTrigger({
+				parameters: this.parameters,
+				credentials: this.credentials,
+				staticData: this.live,
+				mode: options.mode ?? 'trigger',
+				activation: options.activation ?? 'init',
+				pollBudgetMs: options.pollBudgetMs,
+				nodeName: NODE_NAME,
+			});
+			if (items && items.length > 0 && (options.mode ?? 'trigger') === 'trigger') {
+				for (const item of items) this.delivered.push(deepCopy(item.json) as unknown as EmittedEvent);
+				this.saved = deepCopy(this.live);
+			}
+			return { items };
+		} catch (error) {
+			this.failedPolls++;
+			return { items: null, error: error as HostPollResult['error'] };
+		}
+	}
+
+	/** n8n restarts: the in-memory static data is gone; the last saved copy is loaded. */
+	restart(): void {
+		this.restarts++;
+		this.live = deepCopy(this.saved);
+	}
+}
+
+/** Ids delivered more than once, and ids expected but never delivered. */
+export function compareDelivered(delivered: EmittedEvent[], expected: Array<{ id: string }>): { duplicates: string[]; lost: string[]; unexpected: string[] } {
+	const counts = new Map<string, number>();
+	for (const event of delivered) counts.set(event.id, (counts.get(event.id) ?? 0) + 1);
+	const duplicates = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
+	const expectedIds = new Set(expected.map((event) => event.id));
+	const lost = [...expectedIds].filter((id) => !counts.has(id));
+	const unexpected = [...counts.keys()].filter((id) => !expectedIds.has(id));
+	return { duplicates, lost, unexpected };
+}
+
+/** Requests to /events since `afterSeq`. */
+export async function eventRequests(sb: Sandbox, afterSeq = 0): Promise<RequestLogEntry[]> {
+	return await sb.control.getRequests({ origin: 'api', pathPrefix: '/events', afterSeq });
+}
+
+export async function lastSeq(sb: Sandbox): Promise<number> {
+	const all = await sb.control.getRequests({});
+	return all.length ? all[all.length - 1].seq : 0;
+}
+
+export function queryOf(entry: RequestLogEntry): URLSearchParams {
+	return new URL(entry.path, 'http://sandbox.local').searchParams;
+}
+
+/** `count` events spread evenly over [fromMs, toMs], in bulk. */
+export function spreadEvents(count: number, fromMs: number, toMs: number, make: (index: number) => Partial<EventInput> = () => ({})): EventInput[] {
+	const events: EventInput[] = [];
+	for (let index = 0; index < count; index++) {
+		const at = count === 1 ? toMs : fromMs + Math.floor(((toMs - fromMs) * index) / (count - 1));
+		events.push({ type: 'run.completed', createdOn: new Date(at).toISOString(), data: { n: index }, ...make(index) });
+	}
+	return events;
+}
+
+/** Captures the warnings n8n's logger receives (what `this.logger.warn` writes). */
+export function captureWarnings(): { messages: string[]; restore: () => void } {
+	const logger = Container.get(Logger);
+	const messages: string[] = [];
+	const spy = jest.spyOn(logger, 'warn').mockImplementation((message: string) => {
+		messages.push(message);
+	});
+	return { messages, restore: () => spy.mockRestore() };
+}
+
+/** A small seeded PRNG (mulberry32), so a failing simulation can be replayed. */
+export function seeded(seed: number): () => number {
+	let a = seed >>> 0;
+	return () => {
+		a = (a + 0x6d2b79f5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
