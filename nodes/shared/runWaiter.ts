@@ -206,7 +206,12 @@ async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: Wait
 	const response = await apiRequest<IDataObject>(
 		ctx,
 		{ method: 'GET', path: '/runs/{runId}', pathParams: { runId: state.runId }, itemIndex },
-		{ acceptStatuses: [404], retry: state.deadline ? { deadline: state.deadline + 60_000 } : undefined },
+		{
+			acceptStatuses: [404],
+			retry: state.deadline ? { deadline: state.deadline + 60_000 } : undefined,
+			// A check that hangs (a stalled connection) must not hold the wait far past its limit.
+			timeoutMs: state.deadline ? Math.min(300_000, Math.max(5_000, state.deadline - Date.now() + 5_000)) : undefined,
+		},
 	);
 	const now = Date.now();
 

@@ -107,6 +107,12 @@ export function idLabel(name: string): string {
 export function requireUuid(node: INode, name: string, value: unknown, itemIndex?: number): string {
 	const text = typeof value === 'string' ? value.trim() : value;
 	if (isUuid(text)) return text.toLowerCase();
+	if (text === undefined || text === null || text === '') {
+		throw new NodeOperationError(node, `The ${idLabel(name)} is empty`, {
+			itemIndex,
+			description: `${idLabel(name)} must be a UUID like 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70. If an expression fills it, the expression found no value: check that the incoming item has that field.`,
+		});
+	}
 	const shown = typeof value === 'string' ? `"${value.length > 60 ? value.slice(0, 60) + '…' : value}"` : String(value);
 	throw new NodeOperationError(node, `The ${idLabel(name)} ${shown} is not a valid UUID`, {
 		itemIndex,
@@ -234,6 +240,21 @@ function asJson(body: unknown): unknown {
 	} catch {
 		return undefined;
 	}
+}
+
+const REDACTED = '[redacted API key]';
+
+/**
+ * The body of an answer with the API key taken out. Errors quote bodies, and an error page
+ * that echoes the request (as some proxies and gateways do) would otherwise carry the key
+ * into the error shown in n8n.
+ */
+export function withoutSecret(body: unknown, secret: string): unknown {
+	if (!secret || body === undefined || body === null) return body;
+	if (Buffer.isBuffer(body)) body = body.toString('utf8');
+	if (typeof body === 'string') return body.split(secret).join(REDACTED);
+	const text = JSON.stringify(body);
+	return text !== undefined && text.includes(secret) ? (JSON.parse(text.split(secret).join(REDACTED)) as unknown) : body;
 }
 
 interface ProblemDetails {
@@ -503,6 +524,7 @@ export async function apiRequest<T = unknown>(
 
 		const responseHeaders = lowerCaseHeaders(response.headers);
 		const statusCode = response.statusCode;
+		if (statusCode < 200 || statusCode >= 300) response.body = withoutSecret(response.body, String(credentials.apiKey ?? '')) as typeof response.body;
 		const correlationId = responseHeaders['x-correlation-id'];
 		ctx.logger?.debug('Document Workflow API response', { method: request.method, path, statusCode, correlationId });
 
@@ -513,7 +535,7 @@ export async function apiRequest<T = unknown>(
 				if (parsed === undefined && String(body).trim() !== '') {
 					throw new NodeApiError(node, { status: statusCode, path, correlationId: correlationId ?? null } as JsonObject, {
 						message: 'The API answered with a body that is not valid JSON',
-						description: `${request.method} ${path} returned ${statusCode} with: ${String(body).slice(0, 200)}${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`,
+						description: `${request.method} ${path} returned ${statusCode} with: ${String(withoutSecret(String(body), String(credentials.apiKey ?? ''))).slice(0, 200)}${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`,
 						itemIndex: request.itemIndex,
 					});
 				}

@@ -181,7 +181,8 @@ export async function applyFaults(ctx: Ctx, faults: FaultInjector): Promise<bool
 	for (const f of fired) {
 		if (f.kind === 'latency') {
 			ctx.entry.fault = 'latency';
-			await sleep(Math.max(0, f.ms ?? 0));
+			// Unreferenced: a long injected stall must not keep the process alive after the sandbox stops.
+			await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, f.ms ?? 0)).unref());
 			continue;
 		}
 		ctx.entry.fault = f.kind;
@@ -202,6 +203,13 @@ export async function applyFaults(ctx: Ctx, faults: FaultInjector): Promise<bool
 				await ctx.problem(429, `Injected fault: rate limit exceeded; retry after ${secs} s.`, {
 					headers: { 'Retry-After': retryAfterHeader(secs * 1000, f.retryAfterAsDate ? 'date' : 'seconds') },
 				});
+				return true;
+			}
+			case 'badBody': {
+				// A raw answer that is not what the spec promises (broken JSON, an HTML page from a proxy…).
+				await ctx.drain();
+				const status = Number.isInteger(f.status) && f.status! >= 100 && f.status! <= 599 ? f.status! : 200;
+				ctx.send(status, { 'Content-Type': f.contentType ?? 'text/plain; charset=utf-8' }, f.body ?? '');
 				return true;
 			}
 		}

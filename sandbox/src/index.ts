@@ -28,6 +28,7 @@ export { SandboxControl, SandboxControlError } from './control-client';
 export type * from './types';
 export { ALL_FORMATS, ALL_SCOPES, EVENT_TYPES, FINAL_RUN_STATUSES, REVIEW_TASK_STATUSES, TEST_PING_EVENT_TYPE } from './types';
 export { detectFormat } from './formats';
+export { filesOriginApiKeySightingsInProcess } from './infra';
 
 export interface SandboxOptions {
 	/** Default 127.0.0.1. */

@@ -89,7 +89,7 @@ export class FaultInjector {
 	}
 
 	add(rule: FaultRule): FaultInfo {
-		const kinds = ['status5xx', 'drop', 'dropAfterProcess', 'latency', 'rate429'];
+		const kinds = ['status5xx', 'drop', 'dropAfterProcess', 'latency', 'rate429', 'badBody'];
 		if (!kinds.includes(rule.kind)) throw new Error(`unknown fault kind ${String(rule.kind)}`);
 		const info: FaultInfo = {
 			...rule,
@@ -130,6 +130,17 @@ export class FaultInjector {
 
 const MAX_LOG = 200_000;
 
+/**
+ * Requests to a file-link origin that carried `X-Api-Key`, counted over every sandbox of this
+ * process and never reset (unlike `RequestLog.sawApiKeyOnFiles`, which `reset` clears), so a
+ * test run can check at its end that no key ever reached a file-link origin.
+ */
+let filesOriginApiKeySightings: Array<{ path: string; time: string }> = [];
+
+export function filesOriginApiKeySightingsInProcess(): Array<{ path: string; time: string }> {
+	return [...filesOriginApiKeySightings];
+}
+
 export class RequestLog {
 	private entries: RequestLogEntry[] = [];
 	private seq = 0;
@@ -145,7 +156,10 @@ export class RequestLog {
 		const entry: RequestLogEntry = { seq: this.seq, ...e };
 		this.entries.push(entry);
 		if (this.entries.length > MAX_LOG) this.entries.splice(0, this.entries.length - MAX_LOG);
-		if (e.origin === 'files' && e.headers['x-api-key'] !== undefined) this.sawApiKeyOnFiles = true;
+		if (e.origin === 'files' && e.headers['x-api-key'] !== undefined) {
+			this.sawApiKeyOnFiles = true;
+			filesOriginApiKeySightings = [...filesOriginApiKeySightings, { path: e.path, time: e.time }];
+		}
 		return entry;
 	}
 

@@ -410,7 +410,7 @@ export interface RateLimitsInput {
 	retryAfterFormat?: 'seconds' | 'date';
 }
 
-export type FaultKind = 'status5xx' | 'drop' | 'dropAfterProcess' | 'latency' | 'rate429';
+export type FaultKind = 'status5xx' | 'drop' | 'dropAfterProcess' | 'latency' | 'rate429' | 'badBody';
 
 export interface FaultRule {
 	id?: string;
@@ -421,8 +421,12 @@ export interface FaultRule {
 	/** Matches the path (without query) by prefix, e.g. `/workflows/` or `/runs`. */
 	pathPrefix?: string;
 	kind: FaultKind;
-	/** For status5xx: 500 (default), 502 or 503. */
+	/** For status5xx: 500 (default), 502 or 503. For badBody: any status (default 200). */
 	status?: number;
+	/** For badBody: the Content-Type sent (default `text/plain; charset=utf-8`). */
+	contentType?: string;
+	/** For badBody: the raw body sent as it is (default empty), e.g. broken JSON or an HTML error page. */
+	body?: string;
 	/** For latency. */
 	ms?: number;
 	/** For rate429: seconds (default 1). */

@@ -36,6 +36,12 @@ import { randomUUID } from 'node:crypto';
 import { DocumentWorkflowApi } from '../../credentials/DocumentWorkflowApi.credentials';
 import { DocumentWorkflow } from '../../nodes/DocumentWorkflow/DocumentWorkflow.node';
 import { DocumentWorkflowTrigger } from '../../nodes/DocumentWorkflowTrigger/DocumentWorkflowTrigger.node';
+import { captureN8nLogger, journal, journalError, journalSecret, renderData, scanThisFile } from './journal';
+
+// Key scan (see journal.ts): n8n's logger writes into the journal, and each test file ends
+// with a scan of everything its nodes produced.
+captureN8nLogger();
+if (typeof afterAll === 'function') afterAll(() => scanThisFile());
 
 export const PACKAGE = 'n8n-nodes-document-workflow';
 export const ACTION_NODE_TYPE = `${PACKAGE}.documentWorkflow`;
@@ -255,6 +261,15 @@ export interface NodeRunResult {
 
 /** Runs `Items → Document Workflow` through WorkflowExecute and returns what the node produced. */
 export async function runActionNode(options: RunNodeOptions): Promise<NodeRunResult> {
+	journalSecret(options.credentials.apiKey, 'runActionNode credentials');
+	const result = await runActionNodeUnjournaled(options);
+	journal('output', 'runActionNode output items', renderData(result.items));
+	if (result.run) journal('output', 'runActionNode run data', renderData(result.run.data));
+	journalError(result.error, 'runActionNode error');
+	return result;
+}
+
+async function runActionNodeUnjournaled(options: RunNodeOptions): Promise<NodeRunResult> {
 	const key = randomUUID();
 	pendingInputs.set(key, options.items ?? [{ json: {} }]);
 	const nodeName = options.nodeName ?? 'Document Workflow';
@@ -361,6 +376,20 @@ export interface PollResult {
 
 /** Runs one poll of the trigger through n8n-core's PollContext. */
 export async function pollTrigger(options: PollOptions): Promise<PollResult> {
+	journalSecret(options.credentials.apiKey, 'pollTrigger credentials');
+	try {
+		const result = await pollTriggerUnjournaled(options);
+		journal('output', 'pollTrigger items', renderData(result.items));
+		journal('staticData', 'pollTrigger static data', renderData(result.staticData));
+		return result;
+	} catch (error) {
+		journalError(error, 'pollTrigger error');
+		journal('staticData', 'pollTrigger static data', renderData(options.staticData));
+		throw error;
+	}
+}
+
+async function pollTriggerUnjournaled(options: PollOptions): Promise<PollResult> {
 	const nodeName = options.nodeName ?? 'Document Workflow Trigger';
 	const node: INode = {
 		id: 'trigger-node-id',
@@ -414,6 +443,13 @@ export async function pollTrigger(options: PollOptions): Promise<PollResult> {
  * request with the credential applied, then the credential's response-code rules.
  */
 export async function testCredential(credentials: DocumentWorkflowCredentials): Promise<INodeCredentialTestResult> {
+	journalSecret(credentials.apiKey, 'testCredential credentials');
+	const result = await testCredentialUnjournaled(credentials);
+	journal('credentialTest', 'testCredential result', renderData(result));
+	return result;
+}
+
+async function testCredentialUnjournaled(credentials: DocumentWorkflowCredentials): Promise<INodeCredentialTestResult> {
 	const credentialType = credentialTypes.documentWorkflowApi;
 	const testRequest = credentialType.test!;
 	const baseType = nodeTypes.getByNameAndVersion(INPUT_NODE_TYPE, 1);

@@ -1,0 +1,198 @@
+/**
+ * The fault suite: with the sandbox injecting 5xx answers, dropped connections (before and
+ * after the request was processed), latency and 429 bursts on a share of requests,
+ * - a batch of 300 submissions ends with exactly 300 documents (0 duplicates, 0 lost), and
+ *   every item is a success or a clear error;
+ * - the trigger emits every event exactly once over a long run (a short variant here with
+ *   latency and lost responses; the long simulation with 5xx, drops, 429s, restarts and
+ *   budgets is test/trigger/exactly-once.test.ts);
+ * - nothing hangs: every wait ends within its limit, even when requests stall.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { startSandbox } from '../sandbox/src';
+import type { EventInput, Sandbox } from '../sandbox/src';
+import type { DocumentWorkflowCredentials, InputItem } from './harness/n8n';
+import { runActionNode } from './harness/n8n';
+import { MINUTE, TriggerHost, compareDelivered, seeded } from './trigger/helpers';
+
+let sb: Sandbox;
+let credentials: DocumentWorkflowCredentials;
+
+beforeAll(async () => {
+	sb = await startSandbox();
+	credentials = { baseUrl: sb.baseUrl, apiKey: sb.apiKey };
+});
+afterAll(async () => {
+	await sb.stop();
+});
+beforeEach(async () => {
+	await sb.control.reset();
+});
+
+const items = (count: number): InputItem[] =>
+	Array.from({ length: count }, (_, index) => ({
+		json: { index },
+		binary: { data: { data: Buffer.from(`%PDF-1.4\n% document ${index}\n%%EOF\n`), fileName: `doc-${index}.pdf`, mimeType: 'application/pdf' } },
+	}));
+
+/** The messages an item may fail with under these faults; anything else is not a clear error. */
+const CLEAR_ERRORS = [
+	/^This document was already accepted by an earlier attempt with the same idempotency key \(409\)$/,
+	/^The API failed with a server error \(50\d\)/,
+	/^Could not reach the Document Workflow API: /,
+	/^The Document Workflow API kept failing and the time to retry ran out$/,
+];
+
+describe('a batch of 300 submissions under faults', () => {
+	test('ends with exactly 300 documents, each item a success or a clear error', async () => {
+		const wf = sb.defaultWorkflowId;
+		await sb.control.updateWorkflow(wf, { script: [{ status: 'queued', ms: 50 }, { status: 'running', ms: 300 }, { status: 'completed' }] });
+		await sb.control.setFaults([
+			{ origin: 'api', kind: 'latency', ms: 150, probability: 0.1, seed: 11 },
+			{ origin: 'api', kind: 'status5xx', status: 503, probability: 0.05, seed: 12 },
+			{ origin: 'api', kind: 'status5xx', status: 502, probability: 0.02, seed: 13 },
+			{ origin: 'api', kind: 'drop', probability: 0.03, seed: 14 },
+			{ origin: 'api', kind: 'dropAfterProcess', probability: 0.03, seed: 15 },
+			{ origin: 'api', kind: 'rate429', retryAfter: 1, probability: 0.005, seed: 16 },
+		]);
+		const started = Date.now();
+		const result = await runActionNode({
+			parameters: {
+				resource: 'workflow',
+				operation: 'trigger',
+				workflowId: wf,
+				binaryPropertyName: 'data',
+				reference: '={{ "item-" + $json.index }}',
+				waitForCompletion: true,
+				options: { initialPollIntervalSeconds: 0.3, maxPollIntervalSeconds: 1, maxWaitMinutes: 1.5, concurrency: 20 },
+			},
+			items: items(300),
+			continueOnFail: true,
+			credentials,
+		});
+		const elapsed = Date.now() - started;
+		const faults = await sb.control.listFaults();
+		await sb.control.clearFaults();
+
+		expect(result.error).toBeUndefined();
+		expect(result.items).toHaveLength(300);
+		expect(result.items.map((item) => (item.pairedItem as { item: number }).item)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+
+		// The sandbox holds exactly one document per item: none lost, none twice.
+		const documents = await sb.control.listDocuments({ workflowId: wf });
+		const references = documents.map((doc) => doc.reference).sort();
+		expect(documents).toHaveLength(300);
+		expect(new Set(references).size).toBe(300);
+		expect(references).toEqual(Array.from({ length: 300 }, (_, i) => `item-${i}`).sort());
+
+		const successes = result.items.filter((item) => item.json.error === undefined);
+		const failures = result.items.filter((item) => item.json.error !== undefined);
+		for (const item of successes) {
+			expect(item.json).toMatchObject({ status: 'completed', waitOutcome: 'completed', reference: `item-${(item.pairedItem as { item: number }).item}` });
+		}
+		expect(new Set(successes.map((item) => item.json.documentId)).size).toBe(successes.length);
+		for (const item of failures) {
+			const message = String(item.json.error);
+			expect(CLEAR_ERRORS.some((pattern) => pattern.test(message)) ? message : `unclear: ${message}`).toBe(message);
+			expect(String(item.json.description ?? '')).not.toBe('');
+		}
+		// The faults really fired, and most items still succeeded.
+		const hits = Object.fromEntries(faults.map((f) => [`${f.kind}${f.status ?? ''}`, f.hits]));
+		expect(hits.dropAfterProcess).toBeGreaterThan(5);
+		expect(hits.drop).toBeGreaterThan(5);
+		expect(hits.status5xx503).toBeGreaterThan(10);
+		expect(successes.length).toBeGreaterThan(280);
+		console.log('fault batch', { elapsedMs: elapsed, successes: successes.length, failures: failures.map((f) => f.json.error), hits });
+	}, 120_000);
+});
+
+describe('the trigger under faults', () => {
+	test('emits every event exactly once with latency, lost responses and 502s on /events', async () => {
+		const rand = seeded(3);
+		const host = new TriggerHost(sb, {});
+		await sb.control.setFaults([
+			{ pathPrefix: '/events', kind: 'latency', ms: 100, probability: 0.2, seed: 21 },
+			{ pathPrefix: '/events', kind: 'dropAfterProcess', probability: 0.08, seed: 22 },
+			{ pathPrefix: '/events', kind: 'status5xx', status: 502, probability: 0.05, seed: 23 },
+			{ pathPrefix: '/events', kind: 'rate429', retryAfter: 1, probability: 0.01, seed: 24 },
+		]);
+		expect((await host.activate()).error).toBeUndefined();
+		let created = 0;
+		for (let poll = 0; poll < 25; poll++) {
+			const now = (await sb.control.getClock()).nowMs;
+			const batch: EventInput[] = Array.from({ length: 100 + Math.floor(rand() * 150) }, (_, i) => ({
+				type: 'run.completed',
+				createdOn: new Date(now + Math.floor(rand() * MINUTE)).toISOString(),
+				commitDelayMs: rand() < 0.2 ? Math.floor(rand() * 4 * MINUTE) : 0,
+				data: { n: created + i },
+			}));
+			await sb.control.createEvents(batch);
+			created += batch.length;
+			await sb.control.advanceClock(MINUTE);
+			if (rand() < 0.1) host.restart();
+			await host.poll({ pollBudgetMs: rand() < 0.5 ? undefined : 30_000 });
+		}
+		await sb.control.clearFaults();
+		for (let i = 0; i < 7; i++) {
+			await sb.control.advanceClock(MINUTE);
+			await host.poll();
+		}
+		const expected = (await sb.control.listEvents()) as Array<{ id: string }>;
+		const check = compareDelivered(host.delivered, expected);
+		expect({ duplicates: check.duplicates.length, lost: check.lost.length, unexpected: check.unexpected.length }).toEqual({ duplicates: 0, lost: 0, unexpected: 0 });
+		expect(host.delivered).toHaveLength(created);
+		const events = await sb.control.getRequests({ pathPrefix: '/events' });
+		expect(events.filter((e) => e.fault === 'dropAfterProcess').length).toBeGreaterThan(0);
+	}, 90_000);
+});
+
+describe('nothing hangs', () => {
+	const waitParams = (options: IDataObject) => ({
+		resource: 'workflow',
+		operation: 'trigger',
+		workflowId: sb.defaultWorkflowId,
+		binaryPropertyName: 'data',
+		waitForCompletion: true,
+		options: { initialPollIntervalSeconds: 0.2, maxPollIntervalSeconds: 0.5, ...options },
+	});
+
+	test('runs that never finish, under faults: every item ends at its limit', async () => {
+		await sb.control.updateWorkflow(sb.defaultWorkflowId, { script: [{ status: 'running' }] });
+		await sb.control.setFaults([
+			{ pathPrefix: '/runs/', kind: 'latency', ms: 300, probability: 0.3, seed: 31 },
+			{ pathPrefix: '/runs/', kind: 'status5xx', probability: 0.1, seed: 32 },
+			{ pathPrefix: '/runs/', kind: 'drop', probability: 0.1, seed: 33 },
+		]);
+		const started = Date.now();
+		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 0.05, onTimeLimit: 'item' }), items: items(30), credentials, continueOnFail: true });
+		const elapsed = Date.now() - started;
+		expect(result.items).toHaveLength(30);
+		for (const item of result.items) {
+			if (item.json.error === undefined) expect(item.json).toMatchObject({ waitOutcome: 'timeLimit', status: 'running', finished: false });
+			else expect(String(item.json.error)).toMatch(/server error|Could not reach|time to retry/);
+		}
+		expect(result.items.filter((item) => item.json.waitOutcome === 'timeLimit').length).toBeGreaterThan(20);
+		// 3 s limit; a check that is being retried may finish its retries (bounded backoff).
+		expect(elapsed).toBeLessThan(3_000 + 15_000);
+	}, 60_000);
+
+	test('a status check that stalls is cut off near the limit instead of holding the wait for minutes', async () => {
+		await sb.control.updateWorkflow(sb.defaultWorkflowId, { script: [{ status: 'running' }] });
+		await sb.control.addFault({ method: 'GET', pathPrefix: '/runs/', kind: 'latency', ms: 120_000, count: 1 });
+		const started = Date.now();
+		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 0.05 }), items: items(1), credentials });
+		const elapsed = Date.now() - started;
+		expect(result.error?.message).toMatch(/^Run [0-9a-f-]{36} was still "running" when the time limit of 3 s was reached\.$/);
+		expect(elapsed).toBeLessThan(15_000);
+	}, 60_000);
+
+	test('every Retry-After is bounded by the wait: a long one ends the wait with a clear error at once', async () => {
+		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'running', ms: 60_000 }, { status: 'completed' }]);
+		await sb.control.addFault({ method: 'GET', pathPrefix: '/runs/', kind: 'rate429', retryAfter: 600 });
+		const started = Date.now();
+		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 1 }), items: items(1), credentials });
+		expect(result.error?.message).toBe('The API rate limit was exceeded (429), and the wait it asks for is too long');
+		expect(Date.now() - started).toBeLessThan(5_000);
+	}, 30_000);
+});
