@@ -387,7 +387,11 @@ afterAll(() => {
 	const b = results.batch as Record<string, number>;
 	const t = results.trigger as Record<string, number>;
 	const f = results.files as Record<string, number>;
-	if (!b || !t || !f) return;
+	if (!b || !t || !f) {
+		// A partial run (jest -t) prints its figures but leaves docs/benchmarks.md alone.
+		process.stdout.write(`partial benchmark run: ${JSON.stringify({ results, goals }, null, 1)}\n`);
+		return;
+	}
 	const s = (ms: number) => `${round(ms / 1000, 2)} s`;
 	const version = (name: string) => (require(`${name}/package.json`) as { version: string }).version;
 	let git = '';
@@ -461,11 +465,12 @@ afterAll(() => {
 		'',
 		'The files are measured first, in a fresh process, so the RSS baseline is not inflated by the other',
 		'sections; RSS does not shrink once grown, so heap + external (Buffers) growth is given too.',
-		'- The upload goal is judged on the larger of the two growth figures. RSS grew little, while heap +',
-		'  external (which counts every Buffer allocated and not yet garbage-collected, including the',
-		'  64 KB chunks a stream passes through) peaked near the file size. This run does not tell apart',
-		'  chunks that were merely not collected yet from the file being held; until that is measured',
-		'  (e.g. sampling after forced collections), the goal is written as missed.',
+		'- The upload goal is judged on the larger of the two growth figures (RSS does not shrink once grown;',
+		'  heap + external counts every Buffer allocated and not yet collected).',
+		'- History: the first run of this benchmark missed the upload goal (+210.8 MB heap + external, 2.5 s for',
+		'  200 MB). The cause was axios\' redirect follower, which buffers a streamed request body whole so it',
+		'  could replay it after a redirect. API requests now never follow redirects (which also keeps a 3xx',
+		'  from carrying the key to another host), and the upload streams in constant memory.',
 		'',
 		'- Upload: the input item\'s file is stored by n8n\'s binary helpers from a file stream (as the Read',
 		'  Files node does in filesystem mode), so the measured growth covers storing it and the node streaming',

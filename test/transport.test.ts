@@ -178,6 +178,16 @@ describe('retries of reads', () => {
 	});
 });
 
+describe('redirects are not followed', () => {
+	test('a 3xx says where it points and how to fix the Base URL, and the key never travels there', async () => {
+		await sandbox.control.addFault({ kind: 'badBody', status: 302, location: `${sandbox.fileBaseUrl}/moved`, pathPrefix: '/workflows/', count: 1 });
+		const { error } = await getWorkflow(sandbox.defaultWorkflowId);
+		expect(error!.message).toBe('The API answered with a redirect (302), which the node does not follow');
+		expect(error!.description).toContain(`It redirects to: ${sandbox.fileBaseUrl}/moved`);
+		expect(await sandbox.control.getRequests({ origin: 'files' })).toHaveLength(0);
+	});
+});
+
 describe('the API key stays out of errors', () => {
 	test('no error message, description or context contains the key', async () => {
 		const key = await sandbox.control.createKey({ scopes: ['runs:read'] });

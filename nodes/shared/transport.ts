@@ -320,6 +320,12 @@ function adviceFor(status: number): { message: string; advice: string } {
 					advice:
 						'The service had a problem; the node already retried where that is safe. Try again later; if it persists, report the trace id below to the service.',
 				};
+			if (status >= 300 && status < 400)
+				return {
+					message: `The API answered with a redirect (${status}), which the node does not follow`,
+					advice:
+						'The Base URL points at an address that redirects elsewhere (for example http to https, or an old host). Set the credential\'s Base URL to the address it redirects to; redirects are not followed so that the API key is only ever sent to the Base URL.',
+				};
 			return {
 				message: `The API answered with HTTP ${status}`,
 				advice: 'See the details below.',
@@ -361,6 +367,7 @@ export function apiErrorFromResponse(
 				: 'The response had no body.',
 		);
 	}
+	if (statusCode >= 300 && statusCode < 400 && headers.location) lines.push(`It redirects to: ${headers.location}`);
 	lines.push(`Request: ${request.method} ${request.path}`);
 	if (problem?.traceId) lines.push(`Trace ID: ${problem.traceId}`);
 	if (correlationId) lines.push(`Correlation ID: ${correlationId}`);
@@ -499,6 +506,10 @@ export async function apiRequest<T = unknown>(
 			encoding: options.encoding === 'arraybuffer' ? 'arraybuffer' : undefined,
 			timeout: options.timeoutMs ?? 300_000,
 			abortSignal: signal,
+			// The API does not redirect. Following redirects would let a 3xx carry the key to
+			// another host, and axios' redirect follower buffers a streamed upload whole in
+			// memory so that it could replay it.
+			disableFollowRedirect: true,
 		};
 
 		let response: IN8nHttpFullResponse;

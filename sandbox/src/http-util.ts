@@ -209,7 +209,9 @@ export async function applyFaults(ctx: Ctx, faults: FaultInjector): Promise<bool
 				// A raw answer that is not what the spec promises (broken JSON, an HTML page from a proxy…).
 				await ctx.drain();
 				const status = Number.isInteger(f.status) && f.status! >= 100 && f.status! <= 599 ? f.status! : 200;
-				ctx.send(status, { 'Content-Type': f.contentType ?? 'text/plain; charset=utf-8' }, f.body ?? '');
+				const headers: Record<string, string> = { 'Content-Type': f.contentType ?? 'text/plain; charset=utf-8' };
+				if (f.location) headers.Location = f.location;
+				ctx.send(status, headers, f.body ?? '');
 				return true;
 			}
 		}

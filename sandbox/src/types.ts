@@ -427,6 +427,8 @@ export interface FaultRule {
 	contentType?: string;
 	/** For badBody: the raw body sent as it is (default empty), e.g. broken JSON or an HTML error page. */
 	body?: string;
+	/** For badBody: a Location header, to answer with a redirect. */
+	location?: string;
 	/** For latency. */
 	ms?: number;
 	/** For rate429: seconds (default 1). */
