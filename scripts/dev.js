@@ -1,0 +1,136 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * `npm run dev`: a real n8n with this package installed, wired to the local sandbox.
+ *
+ *   1. starts the sandbox (compiled cli) and creates the example workflows in it;
+ *   2. installs n8n 2.41.1 (Node 24) under .e2e/ if not cached (a few minutes, once);
+ *   3. builds, packs and installs this package into the dev user folder .e2e/dev/;
+ *   4. starts n8n, creates the owner, imports a credential pointing at the sandbox and the
+ *      example workflows (examples/*.json);
+ *   5. prints the editor URL and login; Ctrl-C stops n8n and the sandbox.
+ *
+ * Options: --port=5678  --n8n=2|1 (n8n line; 1 = 1.123.81 on Node 22)  --fresh (empty the
+ * dev user folder first)  --no-build (pack the current dist/ as it is).
+ * Re-running keeps your own workflows; the example workflows and the sandbox credential are
+ * re-imported (same ids), so edits to the examples themselves are overwritten.
+ */
+const path = require('node:path');
+const fs = require('node:fs');
+const crypto = require('node:crypto');
+const n8n = require('./e2e/n8n');
+const { startSandboxProcess } = require('./e2e/sandbox');
+const fixtures = require('./e2e/fixtures');
+
+function parseArgs(argv) {
+	const opts = { port: 5678, major: '2', fresh: false, build: true };
+	for (const a of argv) {
+		if (a.startsWith('--port=')) opts.port = Number(a.slice(7));
+		else if (a.startsWith('--n8n=')) opts.major = a.slice(6);
+		else if (a === '--fresh') opts.fresh = true;
+		else if (a === '--no-build') opts.build = false;
+		else if (a === '--help' || a === '-h') {
+			console.log(fs.readFileSync(__filename, 'utf8').split('*/')[0]);
+			process.exit(0);
+		} else throw new Error(`unknown option ${a}`);
+	}
+	return opts;
+}
+
+const OWNER = { email: 'dev@example.com', firstName: 'Dev', lastName: 'User', password: 'DevPassw0rd' };
+
+async function main() {
+	const opts = parseArgs(process.argv.slice(2));
+	const devDir = path.join(n8n.CACHE, opts.major === '2' ? 'dev' : `dev-n8n${opts.major}`);
+	let sandbox = null;
+	let instance = null;
+	let stopping = false;
+
+	async function shutdown(code) {
+		if (stopping) return;
+		stopping = true;
+		console.log('\nStopping n8n and the sandbox...');
+		await Promise.allSettled([instance?.stop(), sandbox?.stop()]);
+		console.log('Stopped.');
+		process.exit(code);
+	}
+	process.on('SIGINT', () => shutdown(0));
+	process.on('SIGTERM', () => shutdown(0));
+
+	try {
+		if (!(await n8n.portIsFree(opts.port))) throw new Error(`port ${opts.port} is in use; pass --port=<another>`);
+
+		// The n8n install can take minutes the first time: check it before anything else runs.
+		n8n.ensureInstalled(opts.major);
+
+		console.log('Starting the sandbox...');
+		sandbox = await startSandboxProcess({ logFile: path.join(n8n.CACHE, 'dev-sandbox.log') });
+		sandbox.exited.then((e) => {
+			if (!stopping) {
+				console.error(`The sandbox exited unexpectedly (${JSON.stringify(e)}).`);
+				shutdown(1);
+			}
+		});
+		const vars = await fixtures.createExampleWorkflows(sandbox.control);
+
+		const tgz = n8n.buildAndPack({ build: opts.build });
+		instance = new n8n.N8nInstance({
+			major: opts.major,
+			userFolder: devDir,
+			port: opts.port,
+			fresh: opts.fresh,
+			logFile: path.join(devDir, 'n8n.log'),
+		});
+		n8n.installPackageInto(devDir, tgz);
+		await instance.start();
+		instance.exited.then((e) => {
+			if (!stopping) {
+				console.error(`n8n exited unexpectedly (${JSON.stringify(e)}); see ${instance.logFile}`);
+				shutdown(1);
+			}
+		});
+		await instance.setupOwner(OWNER);
+
+		const errors = instance.packageLoadErrors();
+		if (errors.length) console.warn(`n8n reported problems loading the package:\n  ${errors.join('\n  ')}`);
+
+		await instance.importCredentials([
+			n8n.documentWorkflowCredential({
+				id: fixtures.CREDENTIAL_ID,
+				name: fixtures.CREDENTIAL_NAME,
+				baseUrl: sandbox.info.baseUrl,
+				apiKey: sandbox.info.apiKey,
+			}),
+		]);
+		// Stable ids per example file, so a re-run updates the examples instead of duplicating them.
+		const examples = n8n.loadExamples(vars).map(({ file, workflow }) => {
+			workflow.id = 'dwEx' + crypto.createHash('sha1').update(file).digest('hex').slice(0, 12);
+			return workflow;
+		});
+		await instance.importWorkflows(examples);
+
+		console.log(`
+────────────────────────────────────────────────────────────
+ n8n ${instance.info.version} with n8n-nodes-document-workflow is running.
+
+   Editor:    ${instance.editorUrl}
+   Email:     ${OWNER.email}
+   Password:  ${OWNER.password}
+
+   Sandbox API:   ${sandbox.info.baseUrl}
+   Sandbox key:   ${sandbox.info.apiKey}
+   Control API:   ${sandbox.info.controlUrl}
+   Credential:    "${fixtures.CREDENTIAL_NAME}" (already set up)
+   Examples:      ${examples.map((w) => w.name.replace(/^Document Workflow: /, '')).join('; ')}
+   Sandbox workflows: JSON output ${vars.SANDBOX_WORKFLOW_ID}, file output ${vars.SANDBOX_BINARY_WORKFLOW_ID}
+
+   n8n log:  ${path.relative(process.cwd(), instance.logFile)}
+   Press Ctrl-C to stop everything.
+────────────────────────────────────────────────────────────`);
+	} catch (err) {
+		console.error(`\nnpm run dev failed: ${err.stack || err}`);
+		await shutdown(1);
+	}
+}
+
+main();

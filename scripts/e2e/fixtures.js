@@ -1,0 +1,74 @@
+'use strict';
+/**
+ * Sandbox workflows the example workflows run against, shared by scripts/dev.js and the e2e
+ * tests, and the placeholder values substituted into examples/*.json before import.
+ */
+
+/** The JSON a run of the "JSON output" workflow captures. */
+const JSON_OUTPUT = {
+	invoiceNumber: 'INV-001',
+	supplier: { name: 'Example Supplies Ltd', vatId: 'GB123456789' },
+	total: 42.5,
+	currency: 'EUR',
+	lines: [
+		{ description: 'Paper, A4', quantity: 10, amount: 30 },
+		{ description: 'Toner', quantity: 1, amount: 12.5 },
+	],
+};
+
+/** The file a run of the "file output" workflow captures (a tiny PDF; bytes checked exactly). */
+const BINARY_OUTPUT_FILENAME = 'summary.pdf';
+const BINARY_OUTPUT_CONTENT_TYPE = 'application/pdf';
+const BINARY_OUTPUT_BYTES = Buffer.from(
+	'%PDF-1.4\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids[3 0 R]/Count 1>> endobj\n' +
+		'3 0 obj <</Type/Page/Parent 2 0 R/MediaBox[0 0 300 100]>> endobj\ntrailer <</Root 1 0 R>>\n%%EOF\n' +
+		'\u0000\u0001\u0002\u00ff binary tail',
+	'latin1',
+);
+
+const CREDENTIAL_ID = 'dwSandboxCred001';
+const CREDENTIAL_NAME = 'Document Workflow API (sandbox)';
+
+/**
+ * Creates the sandbox workflows the examples use; returns the placeholder values
+ * (`SANDBOX_WORKFLOW_ID`, `SANDBOX_BINARY_WORKFLOW_ID`, `CREDENTIAL_ID`).
+ * @param {{ createWorkflow(input: object): Promise<{id: string}> }} control sandbox control client
+ */
+async function createExampleWorkflows(control, { credentialId = CREDENTIAL_ID } = {}) {
+	const steps = [
+		{ status: 'queued', ms: 100 },
+		{ status: 'running', ms: 400 },
+		{ status: 'completed' },
+	];
+	const json = await control.createWorkflow({
+		name: 'Invoice extraction (JSON output)',
+		triggerFormats: ['pdf', 'csv', 'png', 'jpeg'],
+		script: steps,
+		outputs: [{ nodeId: 'output', kind: 'json', contentType: 'application/json', filename: 'invoice.json', value: JSON_OUTPUT }],
+	});
+	const binary = await control.createWorkflow({
+		name: 'Summary PDF (file output)',
+		triggerFormats: ['pdf'],
+		script: steps,
+		outputs: [
+			{
+				nodeId: 'summary',
+				kind: 'binary',
+				contentType: BINARY_OUTPUT_CONTENT_TYPE,
+				filename: BINARY_OUTPUT_FILENAME,
+				base64: BINARY_OUTPUT_BYTES.toString('base64'),
+			},
+		],
+	});
+	return { SANDBOX_WORKFLOW_ID: json.id, SANDBOX_BINARY_WORKFLOW_ID: binary.id, CREDENTIAL_ID: credentialId };
+}
+
+module.exports = {
+	JSON_OUTPUT,
+	BINARY_OUTPUT_FILENAME,
+	BINARY_OUTPUT_CONTENT_TYPE,
+	BINARY_OUTPUT_BYTES,
+	CREDENTIAL_ID,
+	CREDENTIAL_NAME,
+	createExampleWorkflows,
+};

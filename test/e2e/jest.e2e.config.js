@@ -1,0 +1,25 @@
+/**
+ * End-to-end tests: a real n8n (2.41.1 on Node 24, then 1.123.81 on Node 22) with the packed
+ * package installed, against the in-process sandbox, plus a browser test of the editor.
+ * Run with `npm run test:e2e` (jest -c test/e2e/jest.e2e.config.js). Files run one at a time,
+ * in name order (01-, 02-, ...). Environment:
+ *   E2E_N8N=2,1          n8n lines to test (default both)
+ *   E2E_SKIP_BUILD=1     pack the current dist/ without `npm run build`
+ *   E2E_BROWSER=0        skip the browser test
+ */
+const path = require('node:path');
+
+module.exports = {
+	rootDir: path.resolve(__dirname, '..', '..'),
+	roots: ['<rootDir>/test/e2e'],
+	testMatch: ['**/*.e2e.test.js'],
+	testEnvironment: 'node',
+	// The sandbox is TypeScript: tests load sandbox/src/index.ts through ts-jest (transpile only).
+	transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }] },
+	moduleFileExtensions: ['js', 'ts', 'json'],
+	globalSetup: '<rootDir>/test/e2e/global-setup.js',
+	testSequencer: '<rootDir>/test/e2e/sequencer.js',
+	maxWorkers: 1,
+	testTimeout: 15 * 60 * 1000,
+	verbose: true,
+};

@@ -1,0 +1,305 @@
+'use strict';
+/**
+ * The end-to-end suite for one n8n line: a real n8n with the packed package installed in its
+ * community-nodes folder, the in-process sandbox, the example workflows executed through
+ * `n8n execute`, and the polling trigger activated and followed across scheduled polls and a
+ * restart. Used by 01-n8n2.e2e.test.js and 02-n8n1.e2e.test.js.
+ */
+const crypto = require('node:crypto');
+const path = require('node:path');
+const e2e = require('../../scripts/e2e/n8n');
+const fixtures = require('../../scripts/e2e/fixtures');
+const { lines, latestTgz, startSandbox, waitFor, outputOf } = require('./helpers');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TRIGGER_EVENTS = ['run.completed', 'run.failed', 'review.created'];
+const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
+
+function defineN8nSuite(major, { port }) {
+	const info = e2e.versionInfo(major);
+	const run = lines().includes(major) ? describe : describe.skip;
+
+	run(`n8n ${info.version} (Node ${info.nodeMajor}) with the packed package`, () => {
+		let sandbox;
+		let n8n;
+		let vars;
+		const examples = {};
+
+		beforeAll(async () => {
+			sandbox = await startSandbox();
+			vars = await fixtures.createExampleWorkflows(sandbox.control);
+			n8n = new e2e.N8nInstance({
+				major,
+				userFolder: path.join(e2e.CACHE, `test-n8n${major}`),
+				port,
+				fresh: true,
+			});
+			e2e.installPackageInto(n8n.userFolder, latestTgz());
+			await n8n.start();
+			await n8n.setupOwner();
+			for (const { file, workflow } of e2e.loadExamples(vars)) examples[file.replace(/\.json$/, '')] = workflow;
+		});
+
+		afterAll(async () => {
+			if (n8n) await n8n.stop();
+			if (sandbox) await sandbox.stop();
+		});
+
+		test('the package loads: node and credential types registered, no load errors in the log', async () => {
+			const types = await n8n.loadedTypes();
+			for (const t of e2e.NODE_TYPES) expect(types.nodes).toContain(t);
+			expect(types.credentials).toContain(e2e.CREDENTIAL_TYPE);
+			const action = types.nodeDescriptions.find((d) => d.name === e2e.NODE_TYPES[0]);
+			expect(action.displayName).toBe('Document Workflow');
+			const resource = action.properties.find((p) => p.name === 'resource');
+			expect(resource.options.map((o) => o.value).sort()).toEqual(['document', 'event', 'reviewTask', 'run', 'workflow']);
+			expect(n8n.packageLoadErrors()).toEqual([]);
+		});
+
+		test('the credential and every example workflow import', async () => {
+			await n8n.importCredentials([
+				e2e.documentWorkflowCredential({
+					id: fixtures.CREDENTIAL_ID,
+					name: fixtures.CREDENTIAL_NAME,
+					baseUrl: sandbox.baseUrl,
+					apiKey: sandbox.apiKey,
+				}),
+			]);
+			await n8n.importWorkflows(Object.values(examples));
+			const workflows = await n8n.rest('GET', '/rest/workflows');
+			const ids = (Array.isArray(workflows) ? workflows : workflows.data || workflows.results).map((w) => w.id);
+			for (const wf of Object.values(examples)) expect(ids).toContain(wf.id);
+			const credentials = await n8n.rest('GET', '/rest/credentials');
+			expect(credentials.map((c) => c.type)).toContain(e2e.CREDENTIAL_TYPE);
+			expect(n8n.packageLoadErrors()).toEqual([]);
+		});
+
+		test('(a) submit a file, wait, read its JSON output', async () => {
+			const res = await n8n.execute(examples['submit-and-wait-json'].id);
+			expect(res.ok ? '' : res.stdout + res.stderr).toBe('');
+			const [file] = outputOf(res.run, 'Make a PDF');
+			const [waited] = outputOf(res.run, 'Submit and wait');
+			expect(waited.json).toMatchObject({
+				status: 'completed',
+				finished: true,
+				workflowId: vars.SANDBOX_WORKFLOW_ID,
+				reference: 'example-json-invoice-001.pdf',
+			});
+			expect(waited.json.runId).toMatch(UUID);
+			expect(waited.json.documentId).toMatch(UUID);
+			const [out] = outputOf(res.run, 'Get output');
+			expect(out.json).toMatchObject({
+				runId: waited.json.runId,
+				kind: 'json',
+				contentType: 'application/json',
+				filename: 'invoice.json',
+			});
+			expect(out.json.output).toEqual(fixtures.JSON_OUTPUT);
+			expect(out.binary).toBeUndefined();
+
+			// What the sandbox received: the Code node's bytes, name and reference.
+			const doc = await sandbox.control.getDocument(waited.json.documentId);
+			expect(doc).toMatchObject({ filename: 'invoice-001.pdf', reference: 'example-json-invoice-001.pdf', format: 'pdf' });
+			expect(doc.sha256).toBe(sha256(n8n.binaryBuffer(file.binary.data)));
+		});
+
+		test('(b) submit a file, wait, read its file output (bytes and file name)', async () => {
+			const res = await n8n.execute(examples['submit-and-wait-binary'].id);
+			expect(res.ok ? '' : res.stdout + res.stderr).toBe('');
+			const [waited] = outputOf(res.run, 'Submit and wait');
+			expect(waited.json).toMatchObject({ status: 'completed', workflowId: vars.SANDBOX_BINARY_WORKFLOW_ID, reference: 'example-binary' });
+			const [out] = outputOf(res.run, 'Get output file');
+			expect(out.json).toMatchObject({
+				runId: waited.json.runId,
+				kind: 'binary',
+				contentType: fixtures.BINARY_OUTPUT_CONTENT_TYPE,
+				filename: fixtures.BINARY_OUTPUT_FILENAME,
+			});
+			expect(out.json.output).toBeUndefined();
+			const binary = out.binary.data;
+			expect(binary.fileName).toBe(fixtures.BINARY_OUTPUT_FILENAME);
+			expect(binary.mimeType).toBe(fixtures.BINARY_OUTPUT_CONTENT_TYPE);
+			const bytes = n8n.binaryBuffer(binary);
+			expect(bytes.length).toBe(fixtures.BINARY_OUTPUT_BYTES.length);
+			expect(bytes.equals(fixtures.BINARY_OUTPUT_BYTES)).toBe(true);
+		});
+
+		test('(c) batch: several files submitted, waited on together, results collected', async () => {
+			const res = await n8n.execute(examples['batch-submit'].id);
+			expect(res.ok ? '' : res.stdout + res.stderr).toBe('');
+			const waited = outputOf(res.run, 'Submit and wait');
+			expect(waited).toHaveLength(3);
+			const [summary] = outputOf(res.run, 'Collect results');
+			expect(summary.json.count).toBe(3);
+			const names = ['invoice-001.pdf', 'invoice-002.pdf', 'orders.csv'];
+			expect(summary.json.results.map((r) => r.fileName)).toEqual(names);
+			for (const r of summary.json.results) {
+				expect(r.status).toBe('completed');
+				expect(r.runId).toMatch(UUID);
+				expect(r.output).toMatchObject({ kind: 'json', runId: r.runId, output: fixtures.JSON_OUTPUT });
+			}
+			expect(new Set(summary.json.results.map((r) => r.runId)).size).toBe(3);
+			// Exactly one document per file in the sandbox (no duplicate submissions).
+			const docs = (await sandbox.control.listDocuments({ workflowId: vars.SANDBOX_WORKFLOW_ID })).filter((d) =>
+				String(d.reference).startsWith('batch-'),
+			);
+			expect(docs.map((d) => d.reference).sort()).toEqual(names.map((n) => `batch-${n}`).sort());
+		});
+
+		test("(e) download a document's original file", async () => {
+			const res = await n8n.execute(examples['download-original'].id);
+			expect(res.ok ? '' : res.stdout + res.stderr).toBe('');
+			const [file] = outputOf(res.run, 'Make a PDF');
+			const [submitted] = outputOf(res.run, 'Submit');
+			expect(submitted.json.documentId).toMatch(UUID);
+			const [original] = outputOf(res.run, 'Download original');
+			const binary = original.binary.data;
+			expect(binary.fileName).toBe('invoice-001.pdf');
+			expect(binary.mimeType).toMatch(/^application\/pdf/);
+			expect(n8n.binaryBuffer(binary).equals(n8n.binaryBuffer(file.binary.data))).toBe(true);
+			// The link's host never gets the API key.
+			expect(await sandbox.control.fileOriginSawApiKey()).toBe(false);
+		});
+
+		test('(d) the trigger emits every selected event exactly once across scheduled polls and a restart', async () => {
+			const c = sandbox.control;
+			// A separate organization, so only this test's events are visible to the trigger.
+			const org = await c.createOrg({ name: `e2e trigger ${info.version}` });
+			const key = await c.createKey({ orgId: org.id, name: 'e2e trigger' });
+			const credId = 'dwTriggerCred001';
+			await n8n.importCredentials([
+				e2e.documentWorkflowCredential({ id: credId, name: 'Document Workflow API (trigger org)', baseUrl: sandbox.baseUrl, apiKey: key.key }),
+			]);
+			const wf = JSON.parse(JSON.stringify(examples['trigger-on-run-events']));
+			const trigger = wf.nodes.find((n) => n.type === e2e.NODE_TYPES[1]);
+			expect(trigger.parameters.events).toEqual(TRIGGER_EVENTS);
+			trigger.credentials = { documentWorkflowApi: { id: credId, name: 'Document Workflow API (trigger org)' } };
+			await n8n.importWorkflows([wf]);
+			await n8n.activateWorkflow(wf.id);
+
+			const pollSeq = async () => {
+				const reqs = await c.getRequests({ pathPrefix: '/events' });
+				return reqs.length ? reqs[reqs.length - 1].seq : 0;
+			};
+			/**
+			 * Resolves once a poll that started after `afterSeq` is over: a request to /events, then
+			 * 5 s without any (the same gap that separates polls in the summary below).
+			 */
+			const waitForPoll = async (afterSeq, what) => {
+				await waitFor(async () => (await pollSeq()) > afterSeq, { timeoutMs: 150000, intervalMs: 500, what });
+				let last = await pollSeq();
+				let quietSince = Date.now();
+				while (Date.now() - quietSince < 5000) {
+					await e2e.sleep(500);
+					const now = await pollSeq();
+					if (now !== last) {
+						last = now;
+						quietSince = Date.now();
+					}
+				}
+				return last;
+			};
+			const create = async (events) => (await c.createEvents(events, { orgId: org.id, returnIds: true })).ids;
+			const emitted = async () => {
+				const items = [];
+				for (const ex of await n8n.listExecutions(wf.id)) {
+					const full = await n8n.getExecution(ex.id);
+					items.push(...(e2e.N8nInstance.nodeOutput({ data: full.data }, trigger.name) || []));
+				}
+				return items.map((i) => i.json);
+			};
+			const emittedIds = async () => (await emitted()).map((e) => e.id);
+			const expected = [];
+			const t0 = Date.now();
+
+			// Activation: n8n polls once when the workflow is activated at start.
+			let seq = await pollSeq();
+			await n8n.restart();
+			seq = await waitForPoll(seq, 'the poll at activation');
+
+			// Batch 1: selected types, two unselected ones, and one that commits 75 s late.
+			const now = Date.now();
+			const batch1 = await create([
+				{ type: 'run.completed', data: { runId: crypto.randomUUID(), n: 1 } },
+				{ type: 'run.failed', data: { runId: crypto.randomUUID(), n: 2 } },
+				{ type: 'review.created', data: { reviewTaskId: crypto.randomUUID(), n: 3 } },
+				{ type: 'document.received', data: { n: 4 } },
+				{ type: 'run.cancelled', data: { n: 5 } },
+				{ type: 'run.completed', data: { n: 6, late: '75s' }, commitDelayMs: 75000 },
+			]);
+			expected.push(batch1[0], batch1[1], batch1[2], batch1[5]);
+			const unselected = [batch1[3], batch1[4]];
+			seq = await waitForPoll(seq, 'scheduled poll 1');
+			await waitFor(async () => {
+				const ids = await emittedIds();
+				return [batch1[0], batch1[1], batch1[2]].every((id) => ids.includes(id));
+			}, { what: 'batch 1 in the executions', timeoutMs: 30000 });
+
+			// Committed late with a lower id than events already read.
+			const [late1] = await create([
+				{ type: 'review.created', data: { n: 7, late: 'lower id' }, createdOn: new Date(now - 1000).toISOString() },
+			]);
+			expect(late1 < batch1[0]).toBe(true);
+			expected.push(late1);
+			seq = await waitForPoll(seq, 'scheduled poll 2');
+			await waitFor(async () => (await emittedIds()).includes(late1), { what: 'the late event after poll 2', timeoutMs: 30000 });
+
+			// An event created just before a restart; after the poll at restart, a late one with a lower id.
+			const beforeRestart = Date.now();
+			const [e8] = await create([{ type: 'run.failed', data: { n: 8 } }]);
+			expected.push(e8);
+			const seqBeforeRestart = await pollSeq();
+			const restartAt = Date.now();
+			await n8n.restart();
+			seq = await waitForPoll(seqBeforeRestart, 'the poll at the restart');
+			const [late2, e10] = await create([
+				{ type: 'run.completed', data: { n: 9, late: 'lower id, after restart' }, createdOn: new Date(beforeRestart - 500).toISOString() },
+				{ type: 'review.created', data: { n: 10 } },
+			]);
+			expect(late2 < e8).toBe(true);
+			expected.push(late2, e10);
+			// Wait for a poll more than a minute after the restart: surely a scheduled one (the next one
+			// can come seconds after the poll at start, n8n picks a random second for "every minute").
+			// By then every late commit (75 s after batch 1) is due too.
+			const restartedAt = Date.now();
+			await waitFor(async () => Date.now() > Math.max(now + 76000, restartedAt + 61000), { what: 'a minute after the restart', timeoutMs: 150000 });
+			seq = await waitForPoll(await pollSeq(), 'a scheduled poll after the restart');
+			await waitFor(async () => {
+				const ids = await emittedIds();
+				return expected.every((id) => ids.includes(id));
+			}, { what: 'every expected event in the executions', timeoutMs: 90000, intervalMs: 3000 });
+			await e2e.sleep(2000);
+
+			const events = await emitted();
+			const ids = events.map((e) => e.id);
+			// Each expected event exactly once; nothing else (unselected types never).
+			expect([...ids].sort()).toEqual([...expected].sort());
+			for (const id of unselected) expect(ids).not.toContain(id);
+			// The polls n8n made (requests to /events less than 5 s apart are one poll).
+			const polls = [];
+			const requests = (await c.getRequests({ pathPrefix: '/events' })).filter((r) => r.realTimeMs >= t0);
+			for (const r of requests) {
+				if (r.realTimeMs < t0) continue;
+				const last = polls[polls.length - 1];
+				if (last && r.realTimeMs - last.end < 5000) last.end = r.realTimeMs;
+				else polls.push({ start: r.realTimeMs, end: r.realTimeMs });
+			}
+			const at = (ms) => `${((ms - t0) / 1000).toFixed(0)} s`;
+			e2e.log(
+				`trigger test: ${events.length} events over ${at(Date.now())}; polls at ${polls.map((p) => at(p.start)).join(', ')}; restarts at 0 s and ${at(restartAt)}; requests at ${requests.map((r) => ((r.realTimeMs - t0) / 1000).toFixed(1)).join(' ')}`,
+			);
+			// Activation poll + two scheduled polls before the second restart; after it, the poll at
+			// start and a scheduled one more than a minute later.
+			expect(polls.filter((p) => p.start < restartAt).length).toBeGreaterThanOrEqual(3);
+			expect(polls.filter((p) => p.start > restartAt).length).toBeGreaterThanOrEqual(2);
+			expect(polls.some((p) => p.start > restartedAt + 60000)).toBe(true);
+			// Each item is the event exactly as the API returns it.
+			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, { headers: { 'X-Api-Key': key.key } }).then((r) => r.json());
+			const byId = new Map(api.data.map((e) => [e.id, e]));
+			for (const ev of events) expect(ev).toEqual(byId.get(ev.id));
+			expect(n8n.packageLoadErrors()).toEqual([]);
+		});
+	});
+}
+
+module.exports = { defineN8nSuite };

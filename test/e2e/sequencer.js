@@ -1,0 +1,10 @@
+// Runs the e2e files in name order: n8n 2.x first, then 1.x, then the browser test.
+const Sequencer = require('@jest/test-sequencer').default;
+
+class ByName extends Sequencer {
+	sort(tests) {
+		return [...tests].sort((a, b) => a.path.localeCompare(b.path));
+	}
+}
+
+module.exports = ByName;
