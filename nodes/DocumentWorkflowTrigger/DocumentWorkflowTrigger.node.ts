@@ -1,7 +1,8 @@
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { DEFAULT_OVERLAP_MINUTES, EVENT_TYPE_OPTIONS, fetchTestEvents, pollNewEvents, readSettings } from './poll';
+import { EVENT_TYPE_OPTIONS } from '../shared/eventTypes';
+import { DEFAULT_OVERLAP_MINUTES, fetchTestEvents, pollNewEvents, readSettings } from './poll';
 
 export class DocumentWorkflowTrigger implements INodeType {
 	description: INodeTypeDescription = {

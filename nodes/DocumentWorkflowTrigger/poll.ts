@@ -21,17 +21,8 @@ import {
 } from '../shared/eventCursor';
 import type { RetryPolicy } from '../shared/transport';
 import { apiRequest, isUuid } from '../shared/transport';
+import { EVENT_TYPES } from '../shared/eventTypes';
 
-export const EVENT_TYPE_OPTIONS = [
-	{ name: 'Document Received', value: 'document.received' },
-	{ name: 'Review Completed', value: 'review.completed' },
-	{ name: 'Review Created', value: 'review.created' },
-	{ name: 'Run Cancelled', value: 'run.cancelled' },
-	{ name: 'Run Completed', value: 'run.completed' },
-	{ name: 'Run Failed', value: 'run.failed' },
-];
-
-const EVENT_TYPES = EVENT_TYPE_OPTIONS.map((option) => option.value);
 
 /** The API's largest page: fewest requests per poll. */
 export const PAGE_SIZE = 100;

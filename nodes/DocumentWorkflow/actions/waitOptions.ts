@@ -1,7 +1,8 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import type { WaitSettings } from '../../shared/runWaiter';
-import { DEFAULT_WAIT_SETTINGS } from '../../shared/runWaiter';
+import type { WaitSettings, WaitTarget } from '../../shared/runWaiter';
+import { DEFAULT_WAIT_SETTINGS, waitForRuns } from '../../shared/runWaiter';
+import { errorItem, withItemIndex } from './forEachItem';
 
 /**
  * The wait settings shown in the `options` collection of "Submit Document" (only with
@@ -159,4 +160,29 @@ export function readWaitSettings(ctx: IExecuteFunctions, options: IDataObject, b
 		maxIntervalMs: Math.max(initial, max),
 		notFoundGraceMs: numberOption(ctx, options, 'notFoundGraceSeconds', 'Not Found Grace Period', d.notFoundGraceMs / 1000, 0) * 1000,
 	};
+}
+
+/**
+ * Waits for all targets together and puts each outcome into `output` at its item's
+ * position: the finished item, or (with Continue On Fail) an error item. Without Continue
+ * On Fail the first error stops the node, naming its item.
+ */
+export async function waitIntoOutput(
+	ctx: IExecuteFunctions,
+	targets: WaitTarget[],
+	settings: WaitSettings,
+	output: Array<INodeExecutionData | undefined>,
+): Promise<void> {
+	if (targets.length === 0) return;
+	const continueOnFail = ctx.continueOnFail();
+	let outcomes;
+	try {
+		outcomes = await waitForRuns(ctx, targets, settings, !continueOnFail);
+	} catch (error) {
+		const itemIndex = (error as { context?: { itemIndex?: number } }).context?.itemIndex ?? targets[0].itemIndex;
+		throw withItemIndex(ctx, error, itemIndex);
+	}
+	for (const outcome of outcomes) {
+		output[outcome.itemIndex] = outcome.error ? errorItem(outcome.error, outcome.itemIndex) : outcome.item;
+	}
 }

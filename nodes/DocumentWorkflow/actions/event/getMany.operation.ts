@@ -3,10 +3,10 @@ import { isUuid } from '../../../shared/transport';
 import { NodeOperationError } from 'n8n-workflow';
 import { forEachItem } from '../forEachItem';
 import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
+import { EVENT_TYPE_OPTIONS, EVENT_TYPES } from '../../../shared/eventTypes';
 
 const show = { resource: ['event'], operation: ['getMany'] };
 
-export const EVENT_TYPES = ['document.received', 'run.completed', 'run.failed', 'run.cancelled', 'review.created', 'review.completed'];
 
 export const description: INodeProperties[] = [
 	...listFields(show),
@@ -31,14 +31,7 @@ export const description: INodeProperties[] = [
 				displayName: 'Type',
 				name: 'type',
 				type: 'options',
-				options: [
-					{ name: 'Document Received', value: 'document.received' },
-					{ name: 'Review Completed', value: 'review.completed' },
-					{ name: 'Review Created', value: 'review.created' },
-					{ name: 'Run Cancelled', value: 'run.cancelled' },
-					{ name: 'Run Completed', value: 'run.completed' },
-					{ name: 'Run Failed', value: 'run.failed' },
-				],
+				options: EVENT_TYPE_OPTIONS,
 				default: 'run.completed',
 				description: 'Only events of this type',
 			},

@@ -1,10 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import type { WaitTarget } from '../../../shared/runWaiter';
-import { waitForRuns } from '../../../shared/runWaiter';
 import { requireUuid } from '../../../shared/transport';
 import { runIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';
-import { readWaitSettings, waitOptionFields } from '../waitOptions';
+import { readWaitSettings, waitIntoOutput, waitOptionFields } from '../waitOptions';
 
 const show = { resource: ['run'], operation: ['wait'] };
 
@@ -47,17 +46,6 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 			output[itemIndex] = errorItem(error, itemIndex);
 		}
 	}
-	if (targets.length > 0) {
-		let outcomes;
-		try {
-			outcomes = await waitForRuns(this, targets, settings, !continueOnFail);
-		} catch (error) {
-			const itemIndex = (error as { context?: { itemIndex?: number } }).context?.itemIndex ?? targets[0].itemIndex;
-			throw withItemIndex(this, error, itemIndex);
-		}
-		for (const outcome of outcomes) {
-			output[outcome.itemIndex] = outcome.error ? errorItem(outcome.error, outcome.itemIndex) : outcome.item;
-		}
-	}
+	await waitIntoOutput(this, targets, settings, output);
 	return output.filter((item): item is INodeExecutionData => item !== undefined);
 }

@@ -4,11 +4,11 @@ import { mapWithConcurrency } from '../../../shared/concurrency';
 import { automaticIdempotencyKey, recalledTriggerResult, rememberTriggerResult } from '../../../shared/idempotency';
 import { buildMultipartBody, newBoundary, uploadFileOf } from '../../../shared/multipartUpload';
 import type { WaitTarget } from '../../../shared/runWaiter';
-import { DEFAULT_WAIT_SETTINGS, heldItem, waitForRuns } from '../../../shared/runWaiter';
+import { DEFAULT_WAIT_SETTINGS, heldItem } from '../../../shared/runWaiter';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { workflowIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';
-import { readWaitSettings, waitOptionFields } from '../waitOptions';
+import { readWaitSettings, waitIntoOutput, waitOptionFields } from '../waitOptions';
 
 const show = { resource: ['workflow'], operation: ['trigger'] };
 
@@ -293,17 +293,6 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 	});
 
 	// 2. Wait for all runs together.
-	if (targets.length > 0) {
-		let outcomes;
-		try {
-			outcomes = await waitForRuns(this, targets, settings, !continueOnFail);
-		} catch (error) {
-			const itemIndex = (error as { context?: { itemIndex?: number } }).context?.itemIndex ?? targets[0].itemIndex;
-			throw withItemIndex(this, error, itemIndex);
-		}
-		for (const outcome of outcomes) {
-			output[outcome.itemIndex] = outcome.error ? errorItem(outcome.error, outcome.itemIndex) : outcome.item;
-		}
-	}
+	await waitIntoOutput(this, targets, settings, output);
 	return output.filter((item): item is INodeExecutionData => item !== undefined);
 }
