@@ -9,7 +9,7 @@
 import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
 import { execSync } from 'node:child_process';
-import { createReadStream, mkdtempSync, openSync, closeSync, writeSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, openSync, closeSync, readFileSync, writeSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, tmpdir, type as osType, release } from 'node:os';
 import { join } from 'node:path';
 
@@ -480,6 +480,9 @@ afterAll(() => {
 		'  the growth is a small multiple of the output size by the API\'s design.',
 		'',
 	];
+	// Queue mode needs Redis, PostgreSQL and real n8n workers: `npm run bench:queue` measures it separately.
+	const queueSection = join(__dirname, '..', 'docs', 'benchmarks-queue.md');
+	if (existsSync(queueSection)) lines.push('', readFileSync(queueSection, 'utf8'));
 	writeFileSync(join(__dirname, '..', 'docs', 'benchmarks.md'), lines.join('\n'));
 	process.stdout.write(lines.join('\n') + '\n');
 });

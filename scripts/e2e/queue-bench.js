@@ -118,6 +118,24 @@ async function measure(label, { workers, env }, sandbox, flow, tgz) {
 		console.log(`| ${shape} | ${s(out.single[shape].medianMs)} | ${s(out.queue[shape].medianMs)} |`);
 	}
 	console.log(`\nexecutions per worker: ${JSON.stringify(out.queue.executionsPerWorker)}; ${out.machine}; n8n ${out.n8n}; ${out.date}`);
+	// The row docs/benchmarks.md includes (npm run bench appends this file when it is there).
+	const doc = [
+		'## 4. Queue mode: one n8n process vs a main and two workers',
+		'',
+		'Written by `npm run bench:queue` (`scripts/e2e/queue-bench.js`): the 200-document batch (runs of 3 s),',
+		'webhook → Code → Document Workflow submit-and-wait with default settings, on real n8n',
+		`${out.n8n} with Redis and PostgreSQL, all processes on this one machine (${out.machine}); median of ${REPEAT}; ${out.date}.`,
+		'',
+		'| 200 documents, 3 s runs | one n8n process (regular mode) | queue mode, main + 2 workers |',
+		'|---|---|---|',
+		...['20 executions x 10 documents', '1 execution x 200 documents'].map((shape) => `| ${shape} | ${s(out.single[shape].medianMs)} | ${s(out.queue[shape].medianMs)} |`),
+		'',
+		`Executions per worker: ${JSON.stringify(out.queue.executionsPerWorker)}. The time is spent waiting on the API, and on two`,
+		'cores the main, both workers and the sandbox share the CPU, so workers add capacity for many',
+		'executions rather than speed for one.',
+		'',
+	];
+	fs.writeFileSync(path.join(__dirname, '..', '..', 'docs', 'benchmarks-queue.md'), doc.join('\n'));
 })().catch((error) => {
 	console.error(error);
 	process.exitCode = 1;
