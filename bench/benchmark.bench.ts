@@ -17,7 +17,7 @@ import { startSandbox } from '../sandbox/src';
 import type { EventInput, Sandbox } from '../sandbox/src';
 import type { DocumentWorkflowCredentials, InputItem, NodeRunResult } from '../test/harness/n8n';
 import { runActionNode, useBinaryMode } from '../test/harness/n8n';
-import { MINUTE, TriggerHost } from '../test/trigger/helpers';
+import { MINUTE, TriggerHost } from '../test/harness/triggerHost';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const BATCH = 200;
@@ -454,7 +454,7 @@ afterAll(() => {
 		`| static data after a long run (24 h of polls once a minute, 100 events a minute, ${t.longRunEvents} events emitted) | ${round(t.staticBytes / 1024)} KB as JSON, ${t.staticIds} ids remembered (largest during the run: ${round(t.staticMaxBytes / 1024)} KB) |`,
 		'',
 		'The trigger runs through n8n-core\'s PollContext with the static data kept as n8n keeps it',
-		'(`test/trigger/helpers.ts` TriggerHost); requests are counted in the sandbox\'s request log.',
+		'(`test/harness/triggerHost.ts` TriggerHost); requests are counted in the sandbox\'s request log.',
 		'',
 		'## 3. Files',
 		'',

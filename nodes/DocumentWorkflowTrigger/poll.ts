@@ -9,7 +9,7 @@
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import type { CursorEvent, EventCursorState } from '../shared/eventCursor';
+import type { CursorEvent, EventCursorState } from './eventCursor';
 import {
 	advanceCursor,
 	alreadySeen,
@@ -18,7 +18,7 @@ import {
 	loadCursorState,
 	parseCreatedOn,
 	storeCursorState,
-} from '../shared/eventCursor';
+} from './eventCursor';
 import type { RetryPolicy } from '../shared/transport';
 import { apiRequest, isUuid } from '../shared/transport';
 import { EVENT_TYPES } from '../shared/eventTypes';

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import type { WaitSettings, WaitTarget } from '../../shared/runWaiter';
-import { DEFAULT_WAIT_SETTINGS, waitForRuns } from '../../shared/runWaiter';
+import type { WaitSettings, WaitTarget } from '../helpers/runWaiter';
+import { DEFAULT_WAIT_SETTINGS, waitForRuns } from '../helpers/runWaiter';
 import { errorItem, withItemIndex } from './forEachItem';
 
 /**

@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { JsonObject } from 'n8n-workflow';
-import { apiRequest, downloadStreamFromLink, drainStream, requireUuid } from '../../../shared/transport';
+import { apiRequest, requireUuid } from '../../../shared/transport';
+import { downloadStreamFromLink, drainStream } from '../../helpers/fileLink';
 import { documentIdField } from '../fields';
 import { forEachItem } from '../forEachItem';
 

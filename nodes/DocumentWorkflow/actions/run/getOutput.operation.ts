@@ -1,5 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { fetchRunOutput } from '../../../shared/runOutput';
+import { fetchRunOutput } from '../../helpers/runOutput';
 import { requireUuid } from '../../../shared/transport';
 import { runIdField } from '../fields';
 import { forEachItem } from '../forEachItem';

@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import type { WaitTarget } from '../../../shared/runWaiter';
+import type { WaitTarget } from '../../helpers/runWaiter';
 import { requireUuid } from '../../../shared/transport';
 import { runIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';

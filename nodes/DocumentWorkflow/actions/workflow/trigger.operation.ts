@@ -1,10 +1,10 @@
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import { mapWithConcurrency } from '../../../shared/concurrency';
-import { automaticIdempotencyKey, recalledTriggerResult, rememberTriggerResult } from '../../../shared/idempotency';
-import { buildMultipartBody, newBoundary, uploadFileOf } from '../../../shared/multipartUpload';
-import type { WaitTarget } from '../../../shared/runWaiter';
-import { DEFAULT_WAIT_SETTINGS, heldItem } from '../../../shared/runWaiter';
+import { mapWithConcurrency } from '../../helpers/concurrency';
+import { automaticIdempotencyKey, recalledTriggerResult, rememberTriggerResult } from '../../helpers/idempotency';
+import { buildMultipartBody, newBoundary, uploadFileOf } from '../../helpers/multipartUpload';
+import type { WaitTarget } from '../../helpers/runWaiter';
+import { DEFAULT_WAIT_SETTINGS, heldItem } from '../../helpers/runWaiter';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { workflowIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';

@@ -1,11 +1,11 @@
 /**
  * Workflow → Submit Document with Wait for Completion, and Run → Wait for Completion:
- * the wait engine (nodes/shared/runWaiter.ts) through n8n's WorkflowExecute against the sandbox.
+ * the wait engine (nodes/DocumentWorkflow/helpers/runWaiter.ts) through n8n's WorkflowExecute against the sandbox.
  */
 import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
-import { useBinaryMode } from '../harness/n8n';
-import { FAST_WAIT, expectPaired, pathOf, pdf, pdfItem, pdfItems, requests, submitParams, useSandbox, waitParams } from './helpers';
+import { useBinaryMode } from '../../harness/n8n';
+import { FAST_WAIT, expectPaired, pathOf, pdf, pdfItem, pdfItems, requests, submitParams, useSandbox, waitParams } from '../../harness/sandbox';
 
 describe('Submit Document and wait', () => {
 	const env = useSandbox();

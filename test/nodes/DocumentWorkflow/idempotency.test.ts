@@ -1,5 +1,5 @@
 /** No duplicate documents: Idempotency-Key per item, reuse on Retry On Fail, a clear 409. */
-import { expectPaired, pdfItem, pdfItems, requests, submitParams, useSandbox, waitParams } from './helpers';
+import { expectPaired, pdfItem, pdfItems, requests, submitParams, useSandbox, waitParams } from '../../harness/sandbox';
 
 describe('idempotent submissions', () => {
 	const env = useSandbox();

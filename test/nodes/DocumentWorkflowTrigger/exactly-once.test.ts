@@ -8,9 +8,9 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { startSandbox } from '../../sandbox/src';
-import type { EventInput, Sandbox } from '../../sandbox/src';
-import { MINUTE, TriggerHost, compareDelivered, seeded } from './helpers';
+import { startSandbox } from '../../../sandbox/src';
+import type { EventInput, Sandbox } from '../../../sandbox/src';
+import { MINUTE, TriggerHost, compareDelivered, seeded } from '../../harness/triggerHost';
 
 let sb: Sandbox;
 

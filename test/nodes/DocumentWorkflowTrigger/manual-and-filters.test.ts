@@ -1,9 +1,9 @@
 /** "Fetch Test Event" (manual mode) and the event type selection. */
 import type { IDataObject } from 'n8n-workflow';
 
-import { startSandbox } from '../../sandbox/src';
-import type { Sandbox } from '../../sandbox/src';
-import { DAY, MINUTE, TriggerHost, deepCopy, eventRequests, queryOf, spreadEvents } from './helpers';
+import { startSandbox } from '../../../sandbox/src';
+import type { Sandbox } from '../../../sandbox/src';
+import { DAY, MINUTE, TriggerHost, deepCopy, eventRequests, queryOf, spreadEvents } from '../../harness/triggerHost';
 
 let sb: Sandbox;
 

@@ -1,7 +1,7 @@
 /** The read operations: workflow, run, output, document, review tasks, events; validation and error details. */
 import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
-import { expectPaired, pathOf, pdf, pdfItems, requests, submitParams, useSandbox, waitParams } from './helpers';
+import { expectPaired, pathOf, pdf, pdfItems, requests, submitParams, useSandbox, waitParams } from '../../harness/sandbox';
 
 describe('read operations', () => {
 	const env = useSandbox();

@@ -1,7 +1,7 @@
 /** The memory of emitted ids is bounded by the overlap window, not by history: measured over a long run. */
-import { startSandbox } from '../../sandbox/src';
-import type { Sandbox } from '../../sandbox/src';
-import { MINUTE, TriggerHost, compareDelivered, spreadEvents } from './helpers';
+import { startSandbox } from '../../../sandbox/src';
+import type { Sandbox } from '../../../sandbox/src';
+import { MINUTE, TriggerHost, compareDelivered, spreadEvents } from '../../harness/triggerHost';
 
 let sb: Sandbox;
 

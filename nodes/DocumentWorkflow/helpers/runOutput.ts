@@ -9,8 +9,8 @@
  */
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import type { ApiErrorOverrides } from './transport';
-import { apiErrorFromResponse, apiRequest } from './transport';
+import type { ApiErrorOverrides } from '../../shared/transport';
+import { apiErrorFromResponse, apiRequest } from '../../shared/transport';
 
 export interface RunOutputBody {
 	contentType?: string;

@@ -10,11 +10,11 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { startSandbox } from '../sandbox/src';
-import type { EventInput, Sandbox } from '../sandbox/src';
-import type { DocumentWorkflowCredentials, InputItem } from './harness/n8n';
-import { runActionNode } from './harness/n8n';
-import { MINUTE, TriggerHost, compareDelivered, seeded } from './trigger/helpers';
+import { startSandbox } from '../../sandbox/src';
+import type { EventInput, Sandbox } from '../../sandbox/src';
+import type { DocumentWorkflowCredentials, InputItem } from '../harness/n8n';
+import { runActionNode } from '../harness/n8n';
+import { MINUTE, TriggerHost, compareDelivered, seeded } from '../harness/triggerHost';
 
 let sb: Sandbox;
 let credentials: DocumentWorkflowCredentials;

@@ -4,12 +4,12 @@
  * n8n-core against the sandbox. Cases marked `noRequest` must be refused before anything is
  * sent; cases marked `maxMs` must end within that time (no hang).
  */
-import { startSandbox } from '../sandbox/src';
-import type { Sandbox } from '../sandbox/src';
+import { startSandbox } from '../../sandbox/src';
+import type { Sandbox } from '../../sandbox/src';
 import type { IDataObject } from 'n8n-workflow';
 
-import type { DocumentWorkflowCredentials, InputItem, NodeRunResult } from './harness/n8n';
-import { pollTrigger, runActionNode, testCredential } from './harness/n8n';
+import type { DocumentWorkflowCredentials, InputItem, NodeRunResult } from '../harness/n8n';
+import { pollTrigger, runActionNode, testCredential } from '../harness/n8n';
 
 let sb: Sandbox;
 let credentials: DocumentWorkflowCredentials;

@@ -1,6 +1,6 @@
-/** The cursor rule itself (nodes/shared/eventCursor.ts), without the API. */
-import { CURSOR_KEY, advanceCursor, alreadySeen, emptyCursorState, loadCursorState, storeCursorState } from '../../nodes/shared/eventCursor';
-import type { CursorEvent } from '../../nodes/shared/eventCursor';
+/** The cursor rule itself (nodes/DocumentWorkflowTrigger/eventCursor.ts), without the API. */
+import { CURSOR_KEY, advanceCursor, alreadySeen, emptyCursorState, loadCursorState, storeCursorState } from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
+import type { CursorEvent } from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
 
 const MINUTE = 60_000;
 /** Time-ordered ids like the API's: the creation time in hex first. */

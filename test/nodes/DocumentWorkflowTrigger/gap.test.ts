@@ -1,7 +1,7 @@
 /** The cursor falling out of the 7-day history (n8n down for longer), and quiet spells that are no gap. */
-import { startSandbox } from '../../sandbox/src';
-import type { Sandbox } from '../../sandbox/src';
-import { DAY, MINUTE, TriggerHost, captureWarnings, compareDelivered, spreadEvents } from './helpers';
+import { startSandbox } from '../../../sandbox/src';
+import type { Sandbox } from '../../../sandbox/src';
+import { DAY, MINUTE, TriggerHost, captureWarnings, compareDelivered, spreadEvents } from '../../harness/triggerHost';
 
 let sb: Sandbox;
 

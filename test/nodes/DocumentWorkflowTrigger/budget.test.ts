@@ -1,8 +1,8 @@
 /** The poll budget (n8n 2.x's getPollBudgetMs, a default on 1.x) and 429 handling. */
-import { startSandbox } from '../../sandbox/src';
-import type { Sandbox } from '../../sandbox/src';
-import { pollBudgetMs } from '../../nodes/DocumentWorkflowTrigger/poll';
-import { DAY, MINUTE, TriggerHost, captureWarnings, compareDelivered, deepCopy, eventRequests, spreadEvents } from './helpers';
+import { startSandbox } from '../../../sandbox/src';
+import type { Sandbox } from '../../../sandbox/src';
+import { pollBudgetMs } from '../../../nodes/DocumentWorkflowTrigger/poll';
+import { DAY, MINUTE, TriggerHost, captureWarnings, compareDelivered, deepCopy, eventRequests, spreadEvents } from '../../harness/triggerHost';
 
 let sb: Sandbox;
 

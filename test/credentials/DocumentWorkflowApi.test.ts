@@ -1,9 +1,9 @@
 /**
  * The credential: its test (as n8n's "Test" button runs it) and how it authenticates.
  */
-import { DocumentWorkflowApi } from '../credentials/DocumentWorkflowApi.credentials';
-import { startSandbox, type Sandbox } from '../sandbox/src';
-import { runActionNode, testCredential } from './harness/n8n';
+import { DocumentWorkflowApi } from '../../credentials/DocumentWorkflowApi.credentials';
+import { startSandbox, type Sandbox } from '../../sandbox/src';
+import { runActionNode, testCredential } from '../harness/n8n';
 
 let sandbox: Sandbox;
 

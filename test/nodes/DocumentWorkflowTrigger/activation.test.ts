@@ -1,7 +1,7 @@
 /** First activation: nothing from the past, at most two requests; or everything, from the oldest event. */
-import { startSandbox } from '../../sandbox/src';
-import type { Sandbox } from '../../sandbox/src';
-import { DAY, MINUTE, TriggerHost, compareDelivered, eventRequests, queryOf, spreadEvents } from './helpers';
+import { startSandbox } from '../../../sandbox/src';
+import type { Sandbox } from '../../../sandbox/src';
+import { DAY, MINUTE, TriggerHost, compareDelivered, eventRequests, queryOf, spreadEvents } from '../../harness/triggerHost';
 
 let sb: Sandbox;
 

@@ -1,9 +1,9 @@
-/** Shared setup of the action-node tests: one sandbox per test file, items with files, fast wait options. */
+/** The sandbox for tests and the benchmark: one started per test file and reset before each test, and the fixtures every suite uses (files, items, fast wait options). */
 import { startSandbox } from '../../sandbox/src';
 import type { Sandbox } from '../../sandbox/src';
 import type { RequestLogEntry } from '../../sandbox/src/types';
-import type { DocumentWorkflowCredentials, InputItem, NodeRunResult, RunNodeOptions } from '../harness/n8n';
-import { runActionNode } from '../harness/n8n';
+import type { DocumentWorkflowCredentials, InputItem, NodeRunResult, RunNodeOptions } from './n8n';
+import { runActionNode } from './n8n';
 
 export interface Env {
 	sandbox: Sandbox;

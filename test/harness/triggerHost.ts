@@ -8,7 +8,7 @@ import { Container } from '@n8n/di';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import type { EventInput, RequestLogEntry, Sandbox } from '../../sandbox/src';
-import { pollTrigger } from '../harness/n8n';
+import { pollTrigger } from './n8n';
 
 export const NODE_NAME = 'Document Workflow Trigger';
 export const STATIC_KEY = `node:${NODE_NAME}`;

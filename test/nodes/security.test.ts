@@ -6,13 +6,13 @@
  * request that reached a file-link origin with X-Api-Key. This file proves that the scan can
  * fail, that it really sees n8n's log lines, and drives the paths most likely to leak a key.
  */
-import { startSandbox } from '../sandbox/src';
-import type { Sandbox } from '../sandbox/src';
-import { filesOriginApiKeySightingsInProcess } from '../sandbox/src/infra';
-import type { DocumentWorkflowCredentials } from './harness/n8n';
-import { pollTrigger, runActionNode, testCredential } from './harness/n8n';
-import type { JournalEntry } from './harness/journal';
-import { describeLeaks, entriesOfThisFile, findLeaks } from './harness/journal';
+import { startSandbox } from '../../sandbox/src';
+import type { Sandbox } from '../../sandbox/src';
+import { filesOriginApiKeySightingsInProcess } from '../../sandbox/src/infra';
+import type { DocumentWorkflowCredentials } from '../harness/n8n';
+import { pollTrigger, runActionNode, testCredential } from '../harness/n8n';
+import type { JournalEntry } from '../harness/journal';
+import { describeLeaks, entriesOfThisFile, findLeaks } from '../harness/journal';
 
 let sb: Sandbox;
 let credentials: DocumentWorkflowCredentials;
@@ -157,9 +157,9 @@ describe('the file-link origin never receives the key', () => {
 	test('the sighting counter works: a request with X-Api-Key to the file-link origin is counted and survives a reset', async () => {
 		// Sent by the test on purpose, to a separate copy of the sandbox modules (its own counter),
 		// so the run-wide check stays about what the nodes send.
-		let isolated: typeof import('../sandbox/src') | undefined;
+		let isolated: typeof import('../../sandbox/src') | undefined;
 		jest.isolateModules(() => {
-			isolated = require('../sandbox/src') as typeof import('../sandbox/src');
+			isolated = require('../../sandbox/src') as typeof import('../../sandbox/src');
 		});
 		const other = await isolated!.startSandbox();
 		try {

@@ -3,9 +3,9 @@
  * problem details, correlation ids, 429 with Retry-After, retries, UUID refusal, and the
  * key kept out of every error.
  */
-import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../nodes/shared/transport';
-import { startSandbox, type Sandbox } from '../sandbox/src';
-import { runActionNode, type DocumentWorkflowCredentials } from './harness/n8n';
+import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../../nodes/shared/transport';
+import { startSandbox, type Sandbox } from '../../../sandbox/src';
+import { runActionNode, type DocumentWorkflowCredentials } from '../../harness/n8n';
 
 let sandbox: Sandbox;
 let credentials: DocumentWorkflowCredentials;

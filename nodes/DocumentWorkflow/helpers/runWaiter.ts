@@ -18,7 +18,7 @@
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { fetchRunOutputIfAvailable } from './runOutput';
-import { ExecutionCancelledError, apiRequest, cancelSignalOf, pause } from './transport';
+import { ExecutionCancelledError, apiRequest, cancelSignalOf, pause } from '../../shared/transport';
 
 export const FINAL_STATUSES = ['completed', 'failed', 'cancelled'];
 

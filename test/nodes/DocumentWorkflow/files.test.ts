@@ -2,8 +2,8 @@
 import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
 import { createHash, randomBytes } from 'node:crypto';
-import { useBinaryMode } from '../harness/n8n';
-import { pdf, pdfItem, requests, submitParams, useSandbox } from './helpers';
+import { useBinaryMode } from '../../harness/n8n';
+import { pdf, pdfItem, requests, submitParams, useSandbox } from '../../harness/sandbox';
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 

@@ -1,0 +1,50 @@
+/**
+ * The API's separate rate limits (reads, triggers, original-file downloads): when each
+ * opens again after a 429, shared by every request of this n8n process that uses the same
+ * API and key, and how long `Retry-After` asks to wait.
+ */
+import { createHash } from 'node:crypto';
+import type { IDataObject } from 'n8n-workflow';
+
+/** Which of the API's separate rate limits a request counts against. */
+export type RateLimitClass = 'read' | 'trigger' | 'original';
+
+/** A stable key for "this API and this key", so rate-limit waits are shared by all requests that share the limit. */
+export function limitScope(baseUrl: string, credentials: IDataObject): string {
+	const digest = createHash('sha256')
+		.update(`${String(credentials.apiKey ?? '')}\u0000${String(credentials.workspaceId ?? '')}`)
+		.digest('hex')
+		.slice(0, 16);
+	return `${baseUrl}|${digest}`;
+}
+
+/**
+ * When each rate limit opens again, per API key. A 429 on one request makes every request
+ * of that class wait (in this n8n process), while the other classes keep going.
+ */
+const rateLimitGates = new Map<string, number>();
+
+export function rateLimitOpensAt(scope: string, limit: RateLimitClass): number {
+	return rateLimitGates.get(`${scope}|${limit}`) ?? 0;
+}
+
+export function closeRateLimitUntil(scope: string, limit: RateLimitClass, until: number): void {
+	const key = `${scope}|${limit}`;
+	if ((rateLimitGates.get(key) ?? 0) < until) rateLimitGates.set(key, until);
+	// Keep the map from growing with stale entries.
+	if (rateLimitGates.size > 1000) {
+		const now = Date.now();
+		for (const [k, v] of rateLimitGates) if (v < now) rateLimitGates.delete(k);
+	}
+}
+
+/** `Retry-After` in milliseconds from now: seconds, or an HTTP date. Undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+	if (value === undefined || value === null) return undefined;
+	const text = String(value).trim();
+	if (text === '') return undefined;
+	if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+	const date = Date.parse(text);
+	if (Number.isNaN(date)) return undefined;
+	return Math.max(0, date - now);
+}

@@ -1,0 +1,39 @@
+/** Where a request goes: the credential's base URL, and a path whose ids are checked UUIDs. */
+import type { INode } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+import { requireUuid } from './ids';
+
+/** A path template with `{name}` placeholders, and the UUID for each. */
+export interface PathTemplate {
+	/** Path template with `{name}` placeholders, e.g. `/runs/{runId}/output`. */
+	path: string;
+	/** Values for the placeholders; each must be a UUID. */
+	pathParams?: Record<string, string>;
+	/** Item the request is for, so errors point at it. */
+	itemIndex?: number;
+}
+
+export function buildPath(node: INode, request: PathTemplate): string {
+	return request.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
+		const raw = request.pathParams?.[name];
+		return encodeURIComponent(requireUuid(node, name, raw, request.itemIndex));
+	});
+}
+
+/** The credential's base URL without trailing slashes, or a clear error when it is no URL. */
+export function normalizeBaseUrl(node: INode, value: unknown): string {
+	const text = String(value ?? '').trim().replace(/\/+$/, '');
+	let parsed: URL | undefined;
+	try {
+		parsed = new URL(text);
+	} catch {
+		parsed = undefined;
+	}
+	if (!parsed || !/^https?:$/.test(parsed.protocol)) {
+		throw new NodeOperationError(node, `The credential's Base URL "${text}" is not an http(s) URL`, {
+			description:
+				'Open the Document Workflow API credential and set Base URL to the API address, e.g. https://api.example.com (no version segment).',
+		});
+	}
+	return text;
+}
