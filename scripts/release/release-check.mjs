@@ -2,7 +2,9 @@
 // the working tree, with zero findings allowed (errors and warnings):
 //   1. lint: eslint.config.mjs is n8n-node's config plus ignores only, and `npm run lint` passes;
 //   2. build (tsc + gulp), then `npm pack` into a temporary folder;
-//   3. the tarball holds only dist/ and the docs (scripts/check-pack.js);
+//   3. the tarball holds only dist/ and the docs (scripts/check-pack.js), and its code requires
+//      only what n8n provides (the scanner's import rule exempts devDependencies, which n8n
+//      never installs);
 //   4. n8n's scanner on the source and on the unpacked tarball (scripts/release/scanner.mjs);
 //   5. provenance: what the scanner reads from the npm provenance statement resolves to this
 //      repository (the statement itself only exists once GitHub Actions publishes);
@@ -85,7 +87,30 @@ function buildAndPack() {
 	else ok('contents: only dist/, README.md, LICENSE, CHANGELOG.md, package.json; every node, credential and icon present');
 	const unpacked = path.join(work, 'package');
 	execFileSync('tar', ['-xzf', tarball, '-C', work]);
+	checkRuntimeRequires(unpacked, entries.filter((e) => e.endsWith('.js')));
 	return unpacked;
+}
+
+// @n8n/community-nodes/no-restricted-imports allows n8n-workflow, node:crypto and a few more,
+// and also any devDependency: node code importing one (axios, busboy here) would pass the lint
+// and the scanner, then fail in n8n, which installs no devDependencies.
+const PROVIDED_BY_N8N = ['n8n-workflow', 'crypto', 'node:crypto'];
+function requiresOf(unpacked, jsFiles) {
+	const required = new Map();
+	for (const file of jsFiles) {
+		for (const [, spec] of readFileSync(path.join(unpacked, file), 'utf8').matchAll(/\brequire\((?:"|')([^"']+)(?:"|')\)/g)) {
+			if (!spec.startsWith('.')) required.set(spec, [...(required.get(spec) ?? []), file]);
+		}
+	}
+	return required;
+}
+const foreignRequires = (required) => [...required].filter(([spec]) => !PROVIDED_BY_N8N.includes(spec));
+
+function checkRuntimeRequires(unpacked, jsFiles) {
+	const required = requiresOf(unpacked, jsFiles);
+	const foreign = foreignRequires(required);
+	if (foreign.length) foreign.forEach(([spec, files]) => fail(`dist requires "${spec}", which n8n does not provide (${files.join(', ')})`));
+	else ok(`dist/ requires only ${[...required.keys()].join(', ')} and its own files`);
 }
 
 function report(label, result) {
@@ -178,6 +203,15 @@ async function checkGatesFail(unpacked) {
 	const built = path.join(tarball, 'dist', nodeFile.replace(/\.ts$/, '.js'));
 	writeFileSync(built, `${readFileSync(built, 'utf8')}\nrequire('child_process').execSync('id');\n`);
 	expectRule('scanner on the tarball, dist/ requiring child_process', (await scanTarball(tarball)).findings, '@n8n/community-nodes/no-restricted-imports');
+
+	const devDependency = path.join(work, 'tarball-requiring-a-dev-dependency');
+	cpSync(unpacked, devDependency, { recursive: true });
+	const builtCopy = path.join(devDependency, 'dist', nodeFile.replace(/\.ts$/, '.js'));
+	writeFileSync(builtCopy, `${readFileSync(builtCopy, 'utf8')}\nrequire('axios');\n`);
+	const missed = (await scanTarball(devDependency)).findings.length === 0;
+	const caught = foreignRequires(requiresOf(devDependency, [path.relative(devDependency, builtCopy)])).some(([spec]) => spec === 'axios');
+	if (caught) ok(`dist/ requiring the devDependency axios: caught by the runtime-require check${missed ? ' (the scanner lets it pass)' : ''}`);
+	else fail('dist/ requiring the devDependency axios: not caught by the runtime-require check');
 }
 
 try {
