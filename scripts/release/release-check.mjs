@@ -60,8 +60,9 @@ async function checkLint() {
 	} else {
 		fail('eslint.config.mjs must be @n8n/node-cli/eslint\'s config, unchanged, followed by ignore entries only');
 	}
-	run('npm', ['run', '--silent', 'lint']);
-	ok('npm run lint: 0 errors, 0 warnings');
+	const lint = spawnSync('npm', ['run', '--silent', 'lint'], { cwd: root, stdio: 'inherit' });
+	if (lint.status === 0) ok('npm run lint: 0 errors, 0 warnings');
+	else fail('npm run lint reports findings (above)');
 }
 
 function buildAndPack() {
