@@ -92,10 +92,19 @@ function buildAndPack() {
 	return unpacked;
 }
 
-// @n8n/community-nodes/no-restricted-imports allows n8n-workflow, node:crypto and a few more,
-// and also any devDependency: node code importing one (axios, busboy here) would pass the lint
-// and the scanner, then fail in n8n, which installs no devDependencies.
-const PROVIDED_BY_N8N = ['n8n-workflow', 'crypto', 'node:crypto'];
+// @n8n/community-nodes/no-restricted-imports allows the modules n8n ships (n8n-workflow, crypto,
+// lodash, …) and also any devDependency: node code importing one (axios, busboy here) would pass
+// the lint and the scanner, then fail in n8n, which installs no devDependencies. So the compiled
+// code may require only the rule's own list (read from the scanner's copy of the rule).
+const PROVIDED_BY_N8N = allowedModulesOfImportRule();
+function allowedModulesOfImportRule() {
+	const scanner = require.resolve('@n8n/scan-community-package/scanner/scanner.mjs');
+	const rule = createRequire(scanner).resolve('@n8n/eslint-plugin-community-nodes').replace(/plugin\.js$/, 'rules/no-restricted-imports.js');
+	const list = /const allowedModules = \[([^\]]*)\]/.exec(readFileSync(rule, 'utf8'));
+	if (!list) throw new Error(`${rule} no longer has its allowedModules list; update allowedModulesOfImportRule in scripts/release/release-check.mjs`);
+	return [...list[1].matchAll(/'([^']+)'/g)].map((m) => m[1]);
+}
+const moduleNameOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
 function requiresOf(unpacked, jsFiles) {
 	const required = new Map();
 	for (const file of jsFiles) {
@@ -105,7 +114,7 @@ function requiresOf(unpacked, jsFiles) {
 	}
 	return required;
 }
-const foreignRequires = (required) => [...required].filter(([spec]) => !PROVIDED_BY_N8N.includes(spec));
+const foreignRequires = (required) => [...required].filter(([spec]) => !PROVIDED_BY_N8N.includes(moduleNameOf(spec)));
 
 function checkRuntimeRequires(unpacked, jsFiles) {
 	const required = requiresOf(unpacked, jsFiles);
