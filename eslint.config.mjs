@@ -13,7 +13,7 @@
 import { config } from '@n8n/node-cli/eslint';
 import { globalIgnores } from 'eslint/config';
 
-export const developmentOnly = globalIgnores(
+const developmentOnly = globalIgnores(
 	['test/', 'sandbox/', 'bench/', 'scripts/', 'examples/', 'docs/', '.sandbox-build/', '.e2e/', 'coverage/'],
 	'Development-only trees, never published',
 );
