@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { idLabel, optionalUuid } from '../../../shared/transport';
 import { forEachItem } from '../forEachItem';
-import { enumFilter, idFilter, listFields, readListSettings, readPagedList } from '../listing';
+import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
 
 const show = { resource: ['reviewTask'], operation: ['getMany'] };
 
@@ -26,7 +27,7 @@ export const description: INodeProperties[] = [
 		displayOptions: { show },
 		options: [
 			{
-				displayName: 'Run ID',
+				displayName: idLabel('runId'),
 				name: 'runId',
 				type: 'string',
 				default: '',
@@ -50,7 +51,7 @@ export const description: INodeProperties[] = [
 				description: 'Only tasks with this status',
 			},
 			{
-				displayName: 'Workflow ID',
+				displayName: idLabel('workflowId'),
 				name: 'workflowId',
 				type: 'string',
 				default: '',
@@ -67,8 +68,8 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 		const qs: IDataObject = {};
 		const status = enumFilter(this, itemIndex, 'review task status', filters.status, REVIEW_TASK_STATUSES);
-		const workflowId = idFilter(this, itemIndex, 'workflowId', filters.workflowId);
-		const runId = idFilter(this, itemIndex, 'runId', filters.runId);
+		const workflowId = optionalUuid(this.getNode(), 'workflowId', filters.workflowId, itemIndex);
+		const runId = optionalUuid(this.getNode(), 'runId', filters.runId, itemIndex);
 		if (status) qs.status = status;
 		if (workflowId) qs.workflowId = workflowId;
 		if (runId) qs.runId = runId;
