@@ -7,9 +7,10 @@ module.exports = {
 	testPathIgnorePatterns: ['/node_modules/', '/test/e2e/'],
 	transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
 	setupFiles: ['<rootDir>/test/harness/env.ts'],
-	// The key scan of the whole run: a journal directory for the workers, scanned at the end.
-	globalSetup: '<rootDir>/test/harness/key-scan.setup.ts',
-	globalTeardown: '<rootDir>/test/harness/key-scan.teardown.ts',
+	// The key scan of the whole run (a journal directory for the workers, scanned at the end) and
+	// the run's temporary folders (made at the start, removed at the end).
+	globalSetup: '<rootDir>/test/harness/global-setup.ts',
+	globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
 	testTimeout: 120000,
 	maxWorkers: 2,
 };

@@ -1,3 +1,10 @@
+/**
+ * The Document Workflow action node. This folder holds everything only this node uses:
+ * `actions/` has one folder per resource, each operation in `<op>.operation.ts` (its fields and
+ * its execute side by side), dispatched by `actions/router.ts`; `helpers/` has the work several
+ * operations share (waiting on runs, reading run output, uploads, idempotency keys). The API
+ * client both nodes use is in `../shared/transport/`.
+ */
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 import * as document from './actions/document/Document.resource';

@@ -1,3 +1,9 @@
+/**
+ * The Document Workflow Trigger node (polling). This folder holds everything only the trigger
+ * uses: `poll.ts` reads new events from the API within n8n's poll budget, and `eventCursor.ts`
+ * is the pure cursor kept in the workflow's static data (what was seen, where to resume) that
+ * makes each event fire exactly once.
+ */
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 

@@ -4,6 +4,13 @@
  * Three listeners on 127.0.0.1: the public API (`baseUrl`), the file-link origin
  * (`fileBaseUrl`, serves original-file links, needs no key) and the control API
  * (`controlUrl`, JSON, see `SandboxControl`).
+ *
+ * This module starts them (`startSandbox`). The folder, one concern per module: `api-server.ts`
+ * (the public API's routes), `files-server.ts` (the file-link origin), `control-server.ts` and
+ * `control-client.ts` (the control API and its typed client), `engine.ts` (domain state and the
+ * run state machine), `event-store.ts` (the 7-day event window), `infra.ts` (rate limits, fault
+ * injection, the request log), `http-util.ts` (per-request context and problem details),
+ * `ids.ts`, `formats.ts`, `seed.ts` (demo data), `types.ts` and `cli.ts` (`npm run sandbox`).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -13,6 +13,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 const crypto = require('node:crypto');
+const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const CACHE = process.env.E2E_CACHE || path.join(ROOT, '.e2e');
@@ -245,23 +246,20 @@ class N8nInstance {
 		if (this.child) throw new Error('n8n already started');
 		await this.ensureBrokerPort();
 		if (!(await portIsFree(this.port))) throw new Error(`port ${this.port} is already in use`);
-		fs.mkdirSync(path.dirname(this.logFile), { recursive: true });
-		const out = fs.openSync(this.logFile, 'a');
-		fs.writeSync(out, `\n===== n8n ${this.info.version} start ${new Date().toISOString()} =====\n`);
-		this.logStart = fs.statSync(this.logFile).size;
-		const child = spawn(this.info.nodeBin, [this.info.n8nBin, 'start'], {
+		// Own process group (see processes.js): stop() ends n8n and its task runners together.
+		const proc = spawnOwned(`n8n ${this.info.version}`, this.info.nodeBin, [this.info.n8nBin, 'start'], {
 			cwd: this.userFolder,
 			env: this.env(),
-			stdio: ['ignore', out, out],
-			detached: true, // own process group: stop() ends n8n and its task runners together
+			logFile: this.logFile,
 		});
-		fs.closeSync(out);
+		const child = proc.child;
+		this.proc = proc;
+		this.logStart = proc.logStart;
 		this.child = child;
-		this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+		this.exited = proc.exited;
 		this.exited.then(() => {
 			if (this.child === child) this.child = null;
 		});
-		registerForCleanup(this);
 		log(`n8n ${this.info.version} starting on ${this.baseUrl} (pid ${child.pid}, log ${this.logFile})`);
 		const t0 = Date.now();
 		let exitedEarly = null;
@@ -292,34 +290,12 @@ class N8nInstance {
 
 	/** SIGTERM to n8n's process group, SIGKILL after `graceMs`; resolves once it has exited. */
 	async stop({ graceMs = 20000 } = {}) {
-		const child = this.child;
-		if (!child) return;
-		const pgid = child.pid;
+		if (!this.child) return;
 		const t0 = Date.now();
-		try {
-			process.kill(-pgid, 'SIGTERM');
-		} catch {
-			/* gone already */
-		}
-		const timer = setTimeout(() => {
-			try {
-				process.kill(-pgid, 'SIGKILL');
-			} catch {
-				/* gone */
-			}
-		}, graceMs);
-		await this.exited;
-		clearTimeout(timer);
-		// Task runners or other stragglers in the group: make sure none survives.
-		await sleep(200);
-		try {
-			process.kill(-pgid, 'SIGKILL');
-		} catch {
-			/* group empty */
-		}
+		// Task runners or other stragglers in the group: settleMs, then none survives.
+		await stopProc(this.proc, { graceMs, settleMs: 200 });
 		this.child = null;
 		this.cookie = null;
-		unregisterForCleanup(this);
 		log(`n8n stopped in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 	}
 
@@ -343,24 +319,15 @@ class N8nInstance {
 				stdio: ['ignore', 'pipe', 'pipe'],
 				detached: true,
 			});
+			own(`n8n ${args[0]}`, child);
 			let stdout = '';
 			let stderr = '';
 			child.stdout.on('data', (d) => (stdout += d));
 			child.stderr.on('data', (d) => (stderr += d));
-			const timer = setTimeout(() => {
-				try {
-					process.kill(-child.pid, 'SIGKILL');
-				} catch {
-					/* gone */
-				}
-			}, timeoutMs);
+			const timer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), timeoutMs);
 			child.on('exit', (code, signal) => {
 				clearTimeout(timer);
-				try {
-					process.kill(-child.pid, 'SIGKILL');
-				} catch {
-					/* group empty */
-				}
+				killGroup(child.pid, 'SIGKILL'); // stragglers in the group
 				fs.appendFileSync(
 					path.join(this.userFolder, 'cli.log'),
 					`\n===== n8n ${args.join(' ')} -> ${code ?? signal}\n${stdout}\n${stderr}\n`,
@@ -375,23 +342,22 @@ class N8nInstance {
 
 	/** Writes `credentials` to a temporary file and runs `n8n import:credentials` (data in plain text; n8n encrypts it). */
 	async importCredentials(credentials) {
-		const file = path.join(this.userFolder, `import-credentials-${Date.now()}.json`);
-		fs.writeFileSync(file, JSON.stringify(credentials, null, 2));
-		try {
-			await this.cli(['import:credentials', `--input=${file}`]);
-		} finally {
-			fs.rmSync(file, { force: true }); // it holds plain secrets
-		}
+		await this.importFromFile('import:credentials', 'credentials', credentials);
 	}
 
 	/** Writes `workflows` to a file and runs `n8n import:workflow`. Ids are kept (give each one). */
 	async importWorkflows(workflows) {
-		const file = path.join(this.userFolder, `import-workflows-${Date.now()}.json`);
-		fs.writeFileSync(file, JSON.stringify(workflows, null, 2));
+		await this.importFromFile('import:workflow', 'workflows', workflows);
+	}
+
+	/** Runs an n8n import command on `data` written to a file in the user folder, removed afterwards. */
+	async importFromFile(command, what, data) {
+		const file = path.join(this.userFolder, `import-${what}-${Date.now()}.json`);
+		fs.writeFileSync(file, JSON.stringify(data, null, 2));
 		try {
-			await this.cli(['import:workflow', `--input=${file}`]);
+			await this.cli([command, `--input=${file}`]);
 		} finally {
-			fs.rmSync(file, { force: true }); // it holds plain secrets
+			fs.rmSync(file, { force: true }); // it may hold plain secrets
 		}
 	}
 
@@ -577,27 +543,6 @@ function parseExecuteOutput(stdout) {
 		}
 	}
 	return null;
-}
-
-// ---------- cleanup of instances if the parent process dies ----------
-const live = new Set();
-let hooked = false;
-function registerForCleanup(inst) {
-	live.add(inst);
-	if (hooked) return;
-	hooked = true;
-	process.once('exit', () => {
-		for (const i of live) {
-			try {
-				if (i.child) process.kill(-i.child.pid, 'SIGKILL');
-			} catch {
-				/* gone */
-			}
-		}
-	});
-}
-function unregisterForCleanup(inst) {
-	live.delete(inst);
 }
 
 /** A credential of type documentWorkflowApi as `n8n import:credentials` expects it. */

@@ -7,74 +7,19 @@
  * community package (`<user folder>/.n8n/nodes`), as on separate machines.
  *
  * Reuses scripts/e2e/n8n.js (N8nInstance, installPackageInto, ...). Every process started here
- * runs in its own process group and is registered for cleanup: `stopAll()` and a process
- * 'exit' hook end them all (SIGTERM, then SIGKILL).
+ * runs in its own process group and is registered in scripts/e2e/processes.js: `stopAll()`,
+ * `stopEverything()` and a process 'exit' hook end them all (SIGTERM, then SIGKILL).
  */
-const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const e2e = require('./n8n');
+const { killGroup, spawnOwned, stopProc, stopEverything } = require('./processes');
 
 const { sleep, log } = e2e;
 const QUEUE_DIR = path.join(e2e.CACHE, 'queue');
 const ENCRYPTION_KEY = 'e2e-queue-document-workflow-encryption-key';
-
-// ---------- processes we own ----------
-
-const owned = new Set();
-let exitHooked = false;
-
-/** Spawns a command in its own process group, output appended to `logFile`. */
-function spawnOwned(name, cmd, args, { env = process.env, cwd, logFile, uid, gid } = {}) {
-	fs.mkdirSync(path.dirname(logFile), { recursive: true });
-	const out = fs.openSync(logFile, 'a');
-	fs.writeSync(out, `\n===== ${name} start ${new Date().toISOString()}: ${cmd} ${args.join(' ')} =====\n`);
-	const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', out, out], detached: true, uid, gid });
-	fs.closeSync(out);
-	const proc = {
-		name,
-		child,
-		pid: child.pid,
-		logFile,
-		exitInfo: null,
-	};
-	proc.exited = new Promise((resolve) =>
-		child.once('exit', (code, signal) => {
-			proc.exitInfo = { code, signal };
-			owned.delete(proc);
-			resolve(proc.exitInfo);
-		}),
-	);
-	owned.add(proc);
-	if (!exitHooked) {
-		exitHooked = true;
-		process.once('exit', () => {
-			for (const p of owned) killGroup(p.pid, 'SIGKILL');
-		});
-	}
-	return proc;
-}
-
-function killGroup(pid, signal) {
-	try {
-		process.kill(-pid, signal);
-		return true;
-	} catch {
-		return false;
-	}
-}
-
-/** SIGTERM to the process group, SIGKILL after `graceMs`; resolves when it has exited. */
-async function stopProc(proc, { graceMs = 15000 } = {}) {
-	if (!proc || proc.exitInfo) return proc && proc.exitInfo;
-	killGroup(proc.pid, 'SIGTERM');
-	const timer = setTimeout(() => killGroup(proc.pid, 'SIGKILL'), graceMs);
-	const info = await proc.exited;
-	clearTimeout(timer);
-	killGroup(proc.pid, 'SIGKILL'); // stragglers (task runners) in the group
-	return info;
-}
 
 function readLog(proc) {
 	return proc && fs.existsSync(proc.logFile) ? fs.readFileSync(proc.logFile, 'utf8') : '';
@@ -443,11 +388,6 @@ class QueueCluster {
 		if (this.redis) await step('redis', () => this.redis.stop());
 		if (errors.length) log(`cleanup problems: ${errors.join('; ')}`);
 	}
-}
-
-/** Everything this module started that is still running (for a last-resort cleanup). */
-async function stopEverything() {
-	await Promise.all([...owned].map((p) => stopProc(p, { graceMs: 5000 })));
 }
 
 module.exports = {

@@ -8,6 +8,7 @@
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { killGroup, own, stopProc } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const BUILD_DIR = path.join(ROOT, '.sandbox-build');
@@ -113,21 +114,12 @@ async function startSandboxProcess({ build = true, args = [], env = {}, timeoutM
 	};
 	child.stdout.on('data', onData);
 	child.stderr.on('data', onData);
-	let exited = null;
-	const exitedP = new Promise((resolve) => child.once('exit', (code, signal) => resolve((exited = { code, signal }))));
-	const killGroup = (sig) => {
-		try {
-			process.kill(-child.pid, sig);
-		} catch {
-			/* gone */
-		}
-	};
-	process.once('exit', () => killGroup('SIGKILL'));
+	const proc = own('sandbox', child);
 
 	const t0 = Date.now();
 	let info = null;
 	while (Date.now() - t0 < timeoutMs) {
-		if (exited) throw new Error(`sandbox exited during start (${JSON.stringify(exited)}):\n${output}`);
+		if (proc.exitInfo) throw new Error(`sandbox exited during start (${JSON.stringify(proc.exitInfo)}):\n${output}`);
 		const controlUrl = findControlUrl(output);
 		if (controlUrl) {
 			try {
@@ -140,7 +132,7 @@ async function startSandboxProcess({ build = true, args = [], env = {}, timeoutM
 		await new Promise((r) => setTimeout(r, 200));
 	}
 	if (!info) {
-		killGroup('SIGKILL');
+		killGroup(child.pid, 'SIGKILL');
 		throw new Error(`sandbox printed no reachable control URL in ${timeoutMs} ms:\n${output}`);
 	}
 	log(`sandbox up: API ${info.baseUrl}, control ${info.controlUrl} (pid ${child.pid})`);
@@ -148,15 +140,11 @@ async function startSandboxProcess({ build = true, args = [], env = {}, timeoutM
 		info,
 		control: new Control(info.controlUrl),
 		child,
-		exited: exitedP,
+		exited: proc.exited,
 		output: () => output,
 		async stop() {
-			if (exited) return;
-			killGroup('SIGTERM');
-			const timer = setTimeout(() => killGroup('SIGKILL'), 5000);
-			await exitedP;
-			clearTimeout(timer);
-			killGroup('SIGKILL');
+			if (proc.exitInfo) return;
+			await stopProc(proc, { graceMs: 5000 });
 			if (logStream) logStream.end();
 		},
 	};

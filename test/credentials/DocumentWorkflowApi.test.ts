@@ -2,78 +2,66 @@
  * The credential: its test (as n8n's "Test" button runs it) and how it authenticates.
  */
 import { DocumentWorkflowApi } from '../../credentials/DocumentWorkflowApi.credentials';
-import { startSandbox, type Sandbox } from '../../sandbox/src';
 import { runActionNode, testCredential } from '../harness/n8n';
+import { useSandbox } from '../harness/sandbox';
 
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-	sandbox = await startSandbox();
-});
-
-afterAll(async () => {
-	await sandbox.stop();
-});
-
-beforeEach(async () => {
-	await sandbox.control.reset();
-});
+const env = useSandbox();
 
 describe('credential test (the editor\'s Test button)', () => {
 	test('a working key with events:read passes', async () => {
-		const result = await testCredential({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
+		const result = await testCredential(env.credentials);
 		expect(result).toEqual({ status: 'OK', message: 'Connection successful!' });
-		const [request] = await sandbox.control.getRequests({ pathPrefix: '/events' });
-		expect(request.headers['x-api-key']).toBe(sandbox.apiKey);
+		const [request] = await env.sandbox.control.getRequests({ pathPrefix: '/events' });
+		expect(request.headers['x-api-key']).toBe(env.sandbox.apiKey);
 		expect(request.path).toBe('/events?pageSize=1');
 	});
 
 	test('a trailing slash on the base URL is tolerated', async () => {
-		const result = await testCredential({ baseUrl: `${sandbox.baseUrl}///`, apiKey: sandbox.apiKey });
+		const result = await testCredential({ baseUrl: `${env.sandbox.baseUrl}///`, apiKey: env.sandbox.apiKey });
 		expect(result.status).toBe('OK');
 	});
 
 	test('an invalid key reads as rejected (401), not as a scope problem', async () => {
-		const result = await testCredential({ baseUrl: sandbox.baseUrl, apiKey: 'dwk_0000000000000000000000000000dead' });
+		const result = await testCredential({ baseUrl: env.sandbox.baseUrl, apiKey: 'dwk_0000000000000000000000000000dead' });
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/rejected \(401\).*expired or deactivated/);
 	});
 
 	test('an expired key reads as rejected (401)', async () => {
-		const clock = await sandbox.control.getClock();
-		const key = await sandbox.control.createKey({ expiresOn: new Date(Date.parse(clock.now) + 60_000).toISOString() });
-		expect((await testCredential({ baseUrl: sandbox.baseUrl, apiKey: key.key })).status).toBe('OK');
-		await sandbox.control.advanceClock(120_000);
-		const result = await testCredential({ baseUrl: sandbox.baseUrl, apiKey: key.key });
+		const clock = await env.sandbox.control.getClock();
+		const key = await env.sandbox.control.createKey({ expiresOn: new Date(Date.parse(clock.now) + 60_000).toISOString() });
+		expect((await testCredential({ baseUrl: env.sandbox.baseUrl, apiKey: key.key })).status).toBe('OK');
+		await env.sandbox.control.advanceClock(120_000);
+		const result = await testCredential({ baseUrl: env.sandbox.baseUrl, apiKey: key.key });
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/401/);
 	});
 
 	test('a deactivated key reads as rejected (401)', async () => {
-		const key = await sandbox.control.createKey({});
-		await sandbox.control.updateKey(key.id, { active: false });
-		const result = await testCredential({ baseUrl: sandbox.baseUrl, apiKey: key.key });
+		const key = await env.sandbox.control.createKey({});
+		await env.sandbox.control.updateKey(key.id, { active: false });
+		const result = await testCredential({ baseUrl: env.sandbox.baseUrl, apiKey: key.key });
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/401/);
 	});
 
 	test('a valid key without events:read is called valid, and the missing scope is named (403)', async () => {
-		const key = await sandbox.control.createKey({ scopes: ['workflows:trigger', 'runs:read'] });
-		const result = await testCredential({ baseUrl: sandbox.baseUrl, apiKey: key.key });
+		const key = await env.sandbox.control.createKey({ scopes: ['workflows:trigger', 'runs:read'] });
+		const result = await testCredential({ baseUrl: env.sandbox.baseUrl, apiKey: key.key });
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/^The API key is valid, but it lacks the events:read scope/);
 		expect(result.message).not.toMatch(/invalid|rejected/i);
 	});
 
 	test('a base URL that is not the API root says so (404)', async () => {
-		const result = await testCredential({ baseUrl: `${sandbox.baseUrl}/v1`, apiKey: sandbox.apiKey });
+		const result = await testCredential({ baseUrl: `${env.sandbox.baseUrl}/v1`, apiKey: env.sandbox.apiKey });
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/Base URL answered 404/);
 	});
 
 	test('the test never echoes the key', async () => {
 		const key = 'dwk_ffffffffffffffffffffffffffffffff';
-		const result = await testCredential({ baseUrl: sandbox.baseUrl, apiKey: key });
+		const result = await testCredential({ baseUrl: env.sandbox.baseUrl, apiKey: key });
 		expect(JSON.stringify(result)).not.toContain(key);
 	});
 });
@@ -83,30 +71,30 @@ describe('authentication', () => {
 
 	test('sends X-Api-Key, and no X-Workspace-Id when the workspace is empty', async () => {
 		const result = await runActionNode({
-			parameters: workflowGet(sandbox.defaultWorkflowId),
-			credentials: { baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, workspaceId: '' },
+			parameters: workflowGet(env.sandbox.defaultWorkflowId),
+			credentials: { baseUrl: env.sandbox.baseUrl, apiKey: env.sandbox.apiKey, workspaceId: '' },
 		});
 		expect(result.error).toBeUndefined();
-		expect(result.items[0].json.id).toBe(sandbox.defaultWorkflowId);
-		const [request] = await sandbox.control.getRequests({ pathPrefix: '/workflows/' });
-		expect(request.headers['x-api-key']).toBe(sandbox.apiKey);
+		expect(result.items[0].json.id).toBe(env.sandbox.defaultWorkflowId);
+		const [request] = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
+		expect(request.headers['x-api-key']).toBe(env.sandbox.apiKey);
 		expect(request.headers).not.toHaveProperty('x-workspace-id');
 	});
 
 	test('sends X-Workspace-Id when set, scoping requests to that workspace', async () => {
-		const info = await sandbox.control.info();
-		const workspace = await sandbox.control.createWorkspace(info.defaultOrgId, { name: 'other' });
-		const inWorkspace = await sandbox.control.createWorkflow({ workspaceId: workspace.id, name: 'in other workspace' });
-		const credentials = { baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, workspaceId: workspace.id };
+		const info = await env.sandbox.control.info();
+		const workspace = await env.sandbox.control.createWorkspace(info.defaultOrgId, { name: 'other' });
+		const inWorkspace = await env.sandbox.control.createWorkflow({ workspaceId: workspace.id, name: 'in other workspace' });
+		const credentials = { baseUrl: env.sandbox.baseUrl, apiKey: env.sandbox.apiKey, workspaceId: workspace.id };
 
 		const found = await runActionNode({ parameters: workflowGet(inWorkspace.id), credentials });
 		expect(found.error).toBeUndefined();
 		expect(found.items[0].json.name).toBe('in other workspace');
-		const requests = await sandbox.control.getRequests({ pathPrefix: `/workflows/${inWorkspace.id}` });
+		const requests = await env.sandbox.control.getRequests({ pathPrefix: `/workflows/${inWorkspace.id}` });
 		expect(requests[0].headers['x-workspace-id']).toBe(workspace.id);
 
 		// The default workspace's workflow is not visible from the other workspace.
-		const notFound = await runActionNode({ parameters: workflowGet(sandbox.defaultWorkflowId), credentials });
+		const notFound = await runActionNode({ parameters: workflowGet(env.sandbox.defaultWorkflowId), credentials });
 		expect(notFound.error?.httpCode).toBe('404');
 	});
 

@@ -23,6 +23,7 @@ const e2e = require('../../scripts/e2e/n8n');
 const sbx = require('../../scripts/e2e/sandbox');
 const queue = require('../../scripts/e2e/queue');
 const { batchWorkflow, triggerWorkflow } = require('./workflows');
+const { waitFor } = require('../e2e/helpers');
 
 const TRIGGER_EVENTS = ['run.completed', 'run.failed', 'review.created'];
 const MAIN_PORT = Number(process.env.E2E_QUEUE_PORT || 5700);
@@ -31,17 +32,6 @@ const log = (...a) => e2e.log('[queue]', ...a);
 
 /** Collects figures for the report at the end. */
 const report = {};
-
-async function waitFor(fn, { timeoutMs = 60000, intervalMs = 1000, what = 'condition' } = {}) {
-	const t0 = Date.now();
-	let last;
-	for (;;) {
-		last = await fn();
-		if (last) return last;
-		if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-		await sleep(intervalMs);
-	}
-}
 
 /** POST to a production webhook of the main; resolves with { status, body, ms }. */
 async function callWebhook(main, webhookPath, body, { timeoutMs = 240000 } = {}) {

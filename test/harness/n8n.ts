@@ -8,6 +8,13 @@
  *
  * What stands in for the n8n server here is only what n8n-core expects its host to
  * provide: the loaded node types, a credentials store, and `additionalData`.
+ *
+ * The harness folder, used by every test file: this module (the nodes in n8n-core);
+ * `sandbox.ts` (`useSandbox()`, one sandbox per test file reset before each test, and the
+ * fixtures); `triggerHost.ts` (an n8n stand-in that keeps the trigger's static data across
+ * polls and restarts); `journal.ts` with `key-scan.setup.ts`/`key-scan.teardown.ts` (the API key
+ * scan of everything the nodes produce); `env.ts` with `temp-folders.setup.ts`/
+ * `temp-folders.teardown.ts` (n8n's user folder per test file, removed after the run).
  */
 import { Container } from '@n8n/di';
 import { BinaryDataConfig, BinaryDataService, ExecuteContext, ExecutionLifecycleHooks, PollContext, RoutingNode, WorkflowExecute } from 'n8n-core';
@@ -84,7 +91,7 @@ class TestItemsNode implements INodeType {
 		const key = this.getNodeParameter('key', 0) as string;
 		const items = pendingInputs.get(key) ?? [{ json: {} }];
 		const output: INodeExecutionData[] = [];
-		for (const [index, item] of items.entries()) {
+		for (const item of items) {
 			const out: INodeExecutionData = { json: item.json ?? {}, pairedItem: { item: 0 } };
 			if (item.binary) {
 				out.binary = {};
@@ -92,7 +99,6 @@ class TestItemsNode implements INodeType {
 					out.binary[name] = await this.helpers.prepareBinaryData(file.data, file.fileName, file.mimeType);
 				}
 			}
-			void index;
 			output.push(out);
 		}
 		return [output];

@@ -5,36 +5,17 @@
  *   every item is a success or a clear error;
  * - the trigger emits every event exactly once over a long run (a short variant here with
  *   latency and lost responses; the long simulation with 5xx, drops, 429s, restarts and
- *   budgets is test/trigger/exactly-once.test.ts);
+ *   budgets is test/nodes/DocumentWorkflowTrigger/exactly-once.test.ts);
  * - nothing hangs: every wait ends within its limit, even when requests stall.
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { startSandbox } from '../../sandbox/src';
-import type { EventInput, Sandbox } from '../../sandbox/src';
-import type { DocumentWorkflowCredentials, InputItem } from '../harness/n8n';
+import type { EventInput } from '../../sandbox/src';
 import { runActionNode } from '../harness/n8n';
 import { MINUTE, TriggerHost, compareDelivered, seeded } from '../harness/triggerHost';
+import { pdfItems, submitParams, useSandbox } from '../harness/sandbox';
 
-let sb: Sandbox;
-let credentials: DocumentWorkflowCredentials;
-
-beforeAll(async () => {
-	sb = await startSandbox();
-	credentials = { baseUrl: sb.baseUrl, apiKey: sb.apiKey };
-});
-afterAll(async () => {
-	await sb.stop();
-});
-beforeEach(async () => {
-	await sb.control.reset();
-});
-
-const items = (count: number): InputItem[] =>
-	Array.from({ length: count }, (_, index) => ({
-		json: { index },
-		binary: { data: { data: Buffer.from(`%PDF-1.4\n% document ${index}\n%%EOF\n`), fileName: `doc-${index}.pdf`, mimeType: 'application/pdf' } },
-	}));
+const env = useSandbox();
 
 /** The messages an item may fail with under these faults; anything else is not a clear error. */
 const CLEAR_ERRORS = [
@@ -46,9 +27,9 @@ const CLEAR_ERRORS = [
 
 describe('a batch of 300 submissions under faults', () => {
 	test('ends with exactly 300 documents, each item a success or a clear error', async () => {
-		const wf = sb.defaultWorkflowId;
-		await sb.control.updateWorkflow(wf, { script: [{ status: 'queued', ms: 50 }, { status: 'running', ms: 300 }, { status: 'completed' }] });
-		await sb.control.setFaults([
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.updateWorkflow(wf, { script: [{ status: 'queued', ms: 50 }, { status: 'running', ms: 300 }, { status: 'completed' }] });
+		await env.sandbox.control.setFaults([
 			{ origin: 'api', kind: 'latency', ms: 150, probability: 0.1, seed: 11 },
 			{ origin: 'api', kind: 'status5xx', status: 503, probability: 0.05, seed: 12 },
 			{ origin: 'api', kind: 'status5xx', status: 502, probability: 0.02, seed: 13 },
@@ -58,29 +39,25 @@ describe('a batch of 300 submissions under faults', () => {
 		]);
 		const started = Date.now();
 		const result = await runActionNode({
-			parameters: {
-				resource: 'workflow',
-				operation: 'trigger',
-				workflowId: wf,
-				binaryPropertyName: 'data',
-				reference: '={{ "item-" + $json.index }}',
-				waitForCompletion: true,
-				options: { initialPollIntervalSeconds: 0.3, maxPollIntervalSeconds: 1, maxWaitMinutes: 1.5, concurrency: 20 },
-			},
-			items: items(300),
+			parameters: submitParams(
+				wf,
+				{ reference: '={{ "item-" + $json.index }}', waitForCompletion: true },
+				{ initialPollIntervalSeconds: 0.3, maxPollIntervalSeconds: 1, maxWaitMinutes: 1.5, concurrency: 20 },
+			),
+			items: pdfItems(300),
 			continueOnFail: true,
-			credentials,
+			credentials: env.credentials,
 		});
 		const elapsed = Date.now() - started;
-		const faults = await sb.control.listFaults();
-		await sb.control.clearFaults();
+		const faults = await env.sandbox.control.listFaults();
+		await env.sandbox.control.clearFaults();
 
 		expect(result.error).toBeUndefined();
 		expect(result.items).toHaveLength(300);
 		expect(result.items.map((item) => (item.pairedItem as { item: number }).item)).toEqual(Array.from({ length: 300 }, (_, i) => i));
 
 		// The sandbox holds exactly one document per item: none lost, none twice.
-		const documents = await sb.control.listDocuments({ workflowId: wf });
+		const documents = await env.sandbox.control.listDocuments({ workflowId: wf });
 		const references = documents.map((doc) => doc.reference).sort();
 		expect(documents).toHaveLength(300);
 		expect(new Set(references).size).toBe(300);
@@ -110,8 +87,8 @@ describe('a batch of 300 submissions under faults', () => {
 describe('the trigger under faults', () => {
 	test('emits every event exactly once with latency, lost responses and 502s on /events', async () => {
 		const rand = seeded(3);
-		const host = new TriggerHost(sb, {});
-		await sb.control.setFaults([
+		const host = new TriggerHost(env.sandbox, {});
+		await env.sandbox.control.setFaults([
 			{ pathPrefix: '/events', kind: 'latency', ms: 100, probability: 0.2, seed: 21 },
 			{ pathPrefix: '/events', kind: 'dropAfterProcess', probability: 0.08, seed: 22 },
 			{ pathPrefix: '/events', kind: 'status5xx', status: 502, probability: 0.05, seed: 23 },
@@ -120,52 +97,46 @@ describe('the trigger under faults', () => {
 		expect((await host.activate()).error).toBeUndefined();
 		let created = 0;
 		for (let poll = 0; poll < 25; poll++) {
-			const now = (await sb.control.getClock()).nowMs;
+			const now = (await env.sandbox.control.getClock()).nowMs;
 			const batch: EventInput[] = Array.from({ length: 100 + Math.floor(rand() * 150) }, (_, i) => ({
 				type: 'run.completed',
 				createdOn: new Date(now + Math.floor(rand() * MINUTE)).toISOString(),
 				commitDelayMs: rand() < 0.2 ? Math.floor(rand() * 4 * MINUTE) : 0,
 				data: { n: created + i },
 			}));
-			await sb.control.createEvents(batch);
+			await env.sandbox.control.createEvents(batch);
 			created += batch.length;
-			await sb.control.advanceClock(MINUTE);
+			await env.sandbox.control.advanceClock(MINUTE);
 			if (rand() < 0.1) host.restart();
 			await host.poll({ pollBudgetMs: rand() < 0.5 ? undefined : 30_000 });
 		}
-		await sb.control.clearFaults();
+		await env.sandbox.control.clearFaults();
 		for (let i = 0; i < 7; i++) {
-			await sb.control.advanceClock(MINUTE);
+			await env.sandbox.control.advanceClock(MINUTE);
 			await host.poll();
 		}
-		const expected = (await sb.control.listEvents()) as Array<{ id: string }>;
+		const expected = (await env.sandbox.control.listEvents()) as Array<{ id: string }>;
 		const check = compareDelivered(host.delivered, expected);
 		expect({ duplicates: check.duplicates.length, lost: check.lost.length, unexpected: check.unexpected.length }).toEqual({ duplicates: 0, lost: 0, unexpected: 0 });
 		expect(host.delivered).toHaveLength(created);
-		const events = await sb.control.getRequests({ pathPrefix: '/events' });
+		const events = await env.sandbox.control.getRequests({ pathPrefix: '/events' });
 		expect(events.filter((e) => e.fault === 'dropAfterProcess').length).toBeGreaterThan(0);
 	}, 90_000);
 });
 
 describe('nothing hangs', () => {
-	const waitParams = (options: IDataObject) => ({
-		resource: 'workflow',
-		operation: 'trigger',
-		workflowId: sb.defaultWorkflowId,
-		binaryPropertyName: 'data',
-		waitForCompletion: true,
-		options: { initialPollIntervalSeconds: 0.2, maxPollIntervalSeconds: 0.5, ...options },
-	});
+	const waitParams = (options: IDataObject) =>
+		submitParams(env.sandbox.defaultWorkflowId, { waitForCompletion: true }, { initialPollIntervalSeconds: 0.2, maxPollIntervalSeconds: 0.5, ...options });
 
 	test('runs that never finish, under faults: every item ends at its limit', async () => {
-		await sb.control.updateWorkflow(sb.defaultWorkflowId, { script: [{ status: 'running' }] });
-		await sb.control.setFaults([
+		await env.sandbox.control.updateWorkflow(env.sandbox.defaultWorkflowId, { script: [{ status: 'running' }] });
+		await env.sandbox.control.setFaults([
 			{ pathPrefix: '/runs/', kind: 'latency', ms: 300, probability: 0.3, seed: 31 },
 			{ pathPrefix: '/runs/', kind: 'status5xx', probability: 0.1, seed: 32 },
 			{ pathPrefix: '/runs/', kind: 'drop', probability: 0.1, seed: 33 },
 		]);
 		const started = Date.now();
-		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 0.05, onTimeLimit: 'item' }), items: items(30), credentials, continueOnFail: true });
+		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 0.05, onTimeLimit: 'item' }), items: pdfItems(30), credentials: env.credentials, continueOnFail: true });
 		const elapsed = Date.now() - started;
 		expect(result.items).toHaveLength(30);
 		for (const item of result.items) {
@@ -178,20 +149,20 @@ describe('nothing hangs', () => {
 	}, 60_000);
 
 	test('a status check that stalls is cut off near the limit instead of holding the wait for minutes', async () => {
-		await sb.control.updateWorkflow(sb.defaultWorkflowId, { script: [{ status: 'running' }] });
-		await sb.control.addFault({ method: 'GET', pathPrefix: '/runs/', kind: 'latency', ms: 120_000, count: 1 });
+		await env.sandbox.control.updateWorkflow(env.sandbox.defaultWorkflowId, { script: [{ status: 'running' }] });
+		await env.sandbox.control.addFault({ method: 'GET', pathPrefix: '/runs/', kind: 'latency', ms: 120_000, count: 1 });
 		const started = Date.now();
-		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 0.05 }), items: items(1), credentials });
+		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 0.05 }), items: pdfItems(1), credentials: env.credentials });
 		const elapsed = Date.now() - started;
 		expect(result.error?.message).toMatch(/^Run [0-9a-f-]{36} was still "running" when the time limit of 3 s was reached\.$/);
 		expect(elapsed).toBeLessThan(15_000);
 	}, 60_000);
 
 	test('every Retry-After is bounded by the wait: a long one ends the wait with a clear error at once', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'running', ms: 60_000 }, { status: 'completed' }]);
-		await sb.control.addFault({ method: 'GET', pathPrefix: '/runs/', kind: 'rate429', retryAfter: 600 });
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 60_000 }, { status: 'completed' }]);
+		await env.sandbox.control.addFault({ method: 'GET', pathPrefix: '/runs/', kind: 'rate429', retryAfter: 600 });
 		const started = Date.now();
-		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 1 }), items: items(1), credentials });
+		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 1 }), items: pdfItems(1), credentials: env.credentials });
 		expect(result.error?.message).toBe('The API rate limit was exceeded (429), and the wait it asks for is too long');
 		expect(Date.now() - started).toBeLessThan(5_000);
 	}, 30_000);

@@ -6,31 +6,15 @@
  * request that reached a file-link origin with X-Api-Key. This file proves that the scan can
  * fail, that it really sees n8n's log lines, and drives the paths most likely to leak a key.
  */
-import { startSandbox } from '../../sandbox/src';
-import type { Sandbox } from '../../sandbox/src';
 import { filesOriginApiKeySightingsInProcess } from '../../sandbox/src/infra';
-import type { DocumentWorkflowCredentials } from '../harness/n8n';
 import { pollTrigger, runActionNode, testCredential } from '../harness/n8n';
 import type { JournalEntry } from '../harness/journal';
 import { describeLeaks, entriesOfThisFile, findLeaks } from '../harness/journal';
+import { pdfItem, submitParams, useSandbox, waitParams } from '../harness/sandbox';
 
-let sb: Sandbox;
-let credentials: DocumentWorkflowCredentials;
+const env = useSandbox();
 
-beforeAll(async () => {
-	sb = await startSandbox();
-	credentials = { baseUrl: sb.baseUrl, apiKey: sb.apiKey };
-});
-afterAll(async () => {
-	await sb.stop();
-});
-beforeEach(async () => {
-	await sb.control.reset();
-});
-
-const pdf = Buffer.from('%PDF-1.4\n% secret test\n%%EOF\n');
-const pdfItem = { json: {}, binary: { data: { data: pdf, fileName: 'a.pdf', mimeType: 'application/pdf' } } };
-const FAST = { initialPollIntervalSeconds: 0.1, maxPollIntervalSeconds: 0.2, notFoundGraceSeconds: 0.3 };
+const document = pdfItem(0);
 
 describe('the key scan can fail', () => {
 	const key = 'dwk_0123456789abcdef0123456789abcdef';
@@ -66,10 +50,10 @@ describe('the key scan can fail', () => {
 describe('the journal sees what n8n would show and log', () => {
 	test("n8n's logger lines, output items, error messages and descriptions are all journaled", async () => {
 		const before = entriesOfThisFile().length;
-		await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: sb.defaultWorkflowId }, credentials });
-		await runActionNode({ parameters: { resource: 'run', operation: 'get', runId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials });
+		await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId }, credentials: env.credentials });
+		await runActionNode({ parameters: { resource: 'run', operation: 'get', runId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials: env.credentials });
 		const entries = entriesOfThisFile().slice(before);
-		expect(entries.some((e) => e.kind === 'secret' && e.text === sb.apiKey)).toBe(true);
+		expect(entries.some((e) => e.kind === 'secret' && e.text === env.sandbox.apiKey)).toBe(true);
 		expect(entries.some((e) => e.kind === 'log' && e.text.includes('Document Workflow API request'))).toBe(true);
 		expect(entries.some((e) => e.kind === 'output' && e.text.includes('Invoice extraction'))).toBe(true);
 		expect(entries.some((e) => e.kind === 'error' && e.text === 'The run was not found (404)')).toBe(true);
@@ -79,21 +63,21 @@ describe('the journal sees what n8n would show and log', () => {
 
 describe('the key never appears, on the paths most likely to leak it', () => {
 	test('errors of every kind, log lines, outputs and static data carry no key', async () => {
-		const limited = await sb.control.createKey({ scopes: ['runs:read'] });
-		const expired = await sb.control.createKey({ expiresOn: new Date((await sb.control.getClock()).nowMs - 1).toISOString() });
-		const keys = [sb.apiKey, limited.key, expired.key];
+		const limited = await env.sandbox.control.createKey({ scopes: ['runs:read'] });
+		const expired = await env.sandbox.control.createKey({ expiresOn: new Date((await env.sandbox.control.getClock()).nowMs - 1).toISOString() });
+		const keys = [env.sandbox.apiKey, limited.key, expired.key];
 		const before = entriesOfThisFile().length;
-		const get = { resource: 'workflow', operation: 'get', workflowId: sb.defaultWorkflowId };
-		await runActionNode({ parameters: get, credentials: { ...credentials, apiKey: limited.key } }); // 403
-		await runActionNode({ parameters: get, credentials: { ...credentials, apiKey: expired.key } }); // 401
-		await runActionNode({ parameters: get, credentials: { ...credentials, baseUrl: 'http://127.0.0.1:1' } }); // network
-		await sb.control.addFault({ pathPrefix: '/workflows/', kind: 'rate429', retryAfter: 86_400, count: 1 });
-		await runActionNode({ parameters: get, credentials }); // 429 too long
-		await sb.control.addFault({ pathPrefix: '/workflows/', kind: 'drop', count: 5 });
-		await runActionNode({ parameters: get, credentials }); // dropped until retries run out
-		await runActionNode({ parameters: { resource: 'workflow', operation: 'trigger', workflowId: sb.defaultWorkflowId, binaryPropertyName: 'data', waitForCompletion: true, options: FAST }, items: [pdfItem], credentials });
-		await pollTrigger({ parameters: {}, credentials, staticData: {}, activation: 'activate' });
-		await testCredential({ ...credentials, apiKey: limited.key });
+		const get = { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId };
+		await runActionNode({ parameters: get, credentials: { ...env.credentials, apiKey: limited.key } }); // 403
+		await runActionNode({ parameters: get, credentials: { ...env.credentials, apiKey: expired.key } }); // 401
+		await runActionNode({ parameters: get, credentials: { ...env.credentials, baseUrl: 'http://127.0.0.1:1' } }); // network
+		await env.sandbox.control.addFault({ pathPrefix: '/workflows/', kind: 'rate429', retryAfter: 86_400, count: 1 });
+		await runActionNode({ parameters: get, credentials: env.credentials }); // 429 too long
+		await env.sandbox.control.addFault({ pathPrefix: '/workflows/', kind: 'drop', count: 5 });
+		await runActionNode({ parameters: get, credentials: env.credentials }); // dropped until retries run out
+		await runActionNode({ parameters: waitParams(env.sandbox.defaultWorkflowId), items: [document], credentials: env.credentials });
+		await pollTrigger({ parameters: {}, credentials: env.credentials, staticData: {}, activation: 'activate' });
+		await testCredential({ ...env.credentials, apiKey: limited.key });
 		const produced = entriesOfThisFile().slice(before);
 		expect(produced.filter((e) => e.kind === 'error').length).toBeGreaterThanOrEqual(10);
 		const leaks = findLeaks([...keys.map((text) => ({ kind: 'secret' as const, source: 'test', text })), ...produced]);
@@ -101,56 +85,56 @@ describe('the key never appears, on the paths most likely to leak it', () => {
 	}, 60_000);
 
 	test('an error page that echoes the request headers (some proxies do) has the key redacted from the error', async () => {
-		await sb.control.addFault({
+		await env.sandbox.control.addFault({
 			pathPrefix: '/runs/',
 			kind: 'badBody',
 			status: 400,
 			contentType: 'text/plain',
-			body: `Bad request. Headers received: x-api-key: ${sb.apiKey}; accept: application/json`,
+			body: `Bad request. Headers received: x-api-key: ${env.sandbox.apiKey}; accept: application/json`,
 		});
-		const result = await runActionNode({ parameters: { resource: 'run', operation: 'get', runId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials });
+		const result = await runActionNode({ parameters: { resource: 'run', operation: 'get', runId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials: env.credentials });
 		expect(result.error?.message).toBe('The API rejected the request as invalid (400)');
 		expect(result.error?.description).toContain('x-api-key: [redacted API key]; accept');
-		expect(result.error?.description).not.toContain(sb.apiKey);
+		expect(result.error?.description).not.toContain(env.sandbox.apiKey);
 	});
 
 	test('a JSON body that echoes the key is redacted too, in problem details and in non-JSON success bodies', async () => {
-		await sb.control.addFault({
+		await env.sandbox.control.addFault({
 			pathPrefix: '/documents/',
 			kind: 'badBody',
 			status: 403,
 			contentType: 'application/problem+json',
-			body: JSON.stringify({ status: 403, title: 'Forbidden', type: 'about:blank', instance: '/documents', traceId: 't', detail: `key ${sb.apiKey} lacks documents:read` }),
+			body: JSON.stringify({ status: 403, title: 'Forbidden', type: 'about:blank', instance: '/documents', traceId: 't', detail: `key ${env.sandbox.apiKey} lacks documents:read` }),
 			count: 1,
 		});
-		const problem = await runActionNode({ parameters: { resource: 'document', operation: 'get', documentId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials });
+		const problem = await runActionNode({ parameters: { resource: 'document', operation: 'get', documentId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials: env.credentials });
 		expect(problem.error?.description).toContain('API detail: key [redacted API key] lacks documents:read');
-		await sb.control.addFault({ pathPrefix: '/workflows/', kind: 'badBody', status: 200, contentType: 'application/json', body: `{"echo": "${sb.apiKey}"`, count: 1 });
-		const broken = await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: sb.defaultWorkflowId }, credentials });
+		await env.sandbox.control.addFault({ pathPrefix: '/workflows/', kind: 'badBody', status: 200, contentType: 'application/json', body: `{"echo": "${env.sandbox.apiKey}"`, count: 1 });
+		const broken = await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId }, credentials: env.credentials });
 		expect(broken.error?.message).toBe('The API answered with a body that is not valid JSON');
-		expect(broken.error?.description).not.toContain(sb.apiKey);
+		expect(broken.error?.description).not.toContain(env.sandbox.apiKey);
 	});
 });
 
 describe('the file-link origin never receives the key', () => {
 	test('downloads (first link, and a fresh link after expiry) send no X-Api-Key to the file-link origin', async () => {
-		const submitted = await runActionNode({ parameters: { resource: 'workflow', operation: 'trigger', workflowId: sb.defaultWorkflowId, binaryPropertyName: 'data', options: {} }, items: [pdfItem], credentials });
+		const submitted = await runActionNode({ parameters: submitParams(env.sandbox.defaultWorkflowId), items: [document], credentials: env.credentials });
 		const documentId = submitted.items[0].json.documentId as string;
 		const download = { resource: 'document', operation: 'getOriginal', documentId, download: true, binaryPropertyName: 'data' };
-		expect((await runActionNode({ parameters: download, credentials })).error).toBeUndefined();
-		await sb.control.setSettings({ originalLinkTtlMs: 300 });
-		await sb.control.addFault({ origin: 'files', kind: 'latency', ms: 600, count: 1 });
-		expect((await runActionNode({ parameters: download, credentials })).error).toBeUndefined();
+		expect((await runActionNode({ parameters: download, credentials: env.credentials })).error).toBeUndefined();
+		await env.sandbox.control.setSettings({ originalLinkTtlMs: 300 });
+		await env.sandbox.control.addFault({ origin: 'files', kind: 'latency', ms: 600, count: 1 });
+		expect((await runActionNode({ parameters: download, credentials: env.credentials })).error).toBeUndefined();
 
-		const fileRequests = await sb.control.getRequests({ origin: 'files' });
+		const fileRequests = await env.sandbox.control.getRequests({ origin: 'files' });
 		expect(fileRequests.map((r) => r.status)).toEqual([200, 410, 200]);
 		for (const request of fileRequests) {
 			expect(request.headers['x-api-key']).toBeUndefined();
-			expect(JSON.stringify(request)).not.toContain(sb.apiKey);
+			expect(JSON.stringify(request)).not.toContain(env.sandbox.apiKey);
 		}
 		// The API origin did get the key, so the check above is not vacuous.
-		expect((await sb.control.getRequests({ origin: 'api', pathPrefix: '/documents/' }))[0].headers['x-api-key']).toBe(sb.apiKey);
-		expect(await sb.control.fileOriginSawApiKey()).toBe(false);
+		expect((await env.sandbox.control.getRequests({ origin: 'api', pathPrefix: '/documents/' }))[0].headers['x-api-key']).toBe(env.sandbox.apiKey);
+		expect(await env.sandbox.control.fileOriginSawApiKey()).toBe(false);
 		expect(filesOriginApiKeySightingsInProcess()).toEqual([]);
 	});
 

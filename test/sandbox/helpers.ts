@@ -2,6 +2,7 @@
 import { request as httpRequest } from 'node:http';
 
 import type { Sandbox } from '../../sandbox/src';
+import { pdf } from '../harness/sandbox';
 
 export interface Res<T = any> {
 	status: number;
@@ -56,7 +57,7 @@ export interface TriggerOptions extends CallOptions {
 	noFile?: boolean;
 }
 
-export const PDF = Buffer.from('%PDF-1.4\n% sandbox test document\n%%EOF\n');
+export const PDF = pdf('sandbox test document');
 
 export async function trigger<T = any>(sb: Sandbox, workflowId: string, o: TriggerOptions = {}): Promise<Res<T>> {
 	const form = new FormData();

@@ -1,33 +1,23 @@
 /** Conformance: Get a run, run statuses, States and transitions facts 2-4, list the runs of a document, get a document, run output. */
 import { randomUUID } from 'node:crypto';
 
-import { startSandbox } from '../../sandbox/src';
-import type { OutputNode, Sandbox } from '../../sandbox/src';
+import type { OutputNode } from '../../sandbox/src';
 import { UUID_RE, expectProblem, get, triggerOk } from './helpers';
+import { useSandbox } from '../harness/sandbox';
 
-let sb: Sandbox;
+const env = useSandbox({ nodes: false });
 
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(async () => {
-	await sb.stop();
-});
-beforeEach(async () => {
-	await sb.control.reset();
-});
-
-const runOf = async (id: string) => (await get(sb, `/runs/${id}`)).body;
+const runOf = async (id: string) => (await get(env.sandbox, `/runs/${id}`)).body;
 
 describe('Get a run', () => {
 	test('Run: a completed run has every field of the spec', async () => {
-		const t = await triggerOk(sb, sb.defaultWorkflowId, { reference: 'r-1' });
-		await sb.control.advanceClock(5_000);
-		const r = await get(sb, `/runs/${t.runId}`);
+		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, { reference: 'r-1' });
+		await env.sandbox.control.advanceClock(5_000);
+		const r = await get(env.sandbox, `/runs/${t.runId}`);
 		expect(r.status).toBe(200);
 		expect(r.body).toEqual({
 			id: t.runId,
-			workflowId: sb.defaultWorkflowId,
+			workflowId: env.sandbox.defaultWorkflowId,
 			documentId: t.documentId,
 			kind: 'full',
 			status: 'completed',
@@ -42,47 +32,47 @@ describe('Get a run', () => {
 	});
 
 	test('Run statuses: a script goes queued → running → review → completed; review waits for the task to be decided', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
 			{ status: 'queued', ms: 60_000 },
 			{ status: 'running', ms: 600_000 },
 			{ status: 'review' },
 			{ status: 'running', ms: 600_000 },
 			{ status: 'completed', billedCredits: 7 },
 		]);
-		const t = await triggerOk(sb);
+		const t = await triggerOk(env.sandbox);
 		const r0 = await runOf(t.runId!);
 		expect(r0.status).toBe('queued');
 		expect(r0.startedOn).toBeNull();
-		await sb.control.advanceClock(60_000);
+		await env.sandbox.control.advanceClock(60_000);
 		expect((await runOf(t.runId!)).status).toBe('running');
-		await sb.control.advanceClock(600_000);
+		await env.sandbox.control.advanceClock(600_000);
 		expect((await runOf(t.runId!)).status).toBe('review');
-		await sb.control.advanceClock(3 * 3_600_000);
+		await env.sandbox.control.advanceClock(3 * 3_600_000);
 		expect((await runOf(t.runId!)).status).toBe('review');
-		const [task] = await sb.control.listReviewTasks({ runId: t.runId! });
-		await sb.control.decideReviewTask(task!.id, 'approved');
+		const [task] = await env.sandbox.control.listReviewTasks({ runId: t.runId! });
+		await env.sandbox.control.decideReviewTask(task!.id, 'approved');
 		expect((await runOf(t.runId!)).status).toBe('running');
-		await sb.control.advanceClock(600_000);
+		await env.sandbox.control.advanceClock(600_000);
 		const done = await runOf(t.runId!);
 		expect(done.status).toBe('completed');
 		expect(done.billedCredits).toBe(7);
 	});
 
 	test('Run statuses: statuses are right when read right after a clock jump, with times of each step', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
 			{ status: 'queued', ms: 60_000 },
 			{ status: 'running', ms: 120_000 },
 			{ status: 'waiting', ms: 3_600_000 },
 			{ status: 'running', ms: 60_000 },
 			{ status: 'completed' },
 		]);
-		const t = await triggerOk(sb);
-		const created = (await sb.control.getRun(t.runId!)).visibleOn;
-		await sb.control.advanceClock(120_000);
+		const t = await triggerOk(env.sandbox);
+		const created = (await env.sandbox.control.getRun(t.runId!)).visibleOn;
+		await env.sandbox.control.advanceClock(120_000);
 		expect((await runOf(t.runId!)).status).toBe('running');
-		await sb.control.advanceClock(120_000);
+		await env.sandbox.control.advanceClock(120_000);
 		expect((await runOf(t.runId!)).status).toBe('waiting');
-		await sb.control.advanceClock(10 * 3_600_000);
+		await env.sandbox.control.advanceClock(10 * 3_600_000);
 		const r = await runOf(t.runId!);
 		expect(r.status).toBe('completed');
 		expect(Date.parse(r.startedOn) - Date.parse(created)).toBe(60_000);
@@ -90,11 +80,11 @@ describe('Get a run', () => {
 	});
 
 	test('Run statuses: failed has error {code, message}; cancelled has error {code}', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'running', ms: 10 }, { status: 'failed', error: { code: 'ocr_failed', message: 'Page 2 unreadable' } }]);
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'cancelled', error: { code: 'cancelled_by_user' } }]);
-		const a = await triggerOk(sb);
-		const b = await triggerOk(sb);
-		await sb.control.advanceClock(1_000);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 10 }, { status: 'failed', error: { code: 'ocr_failed', message: 'Page 2 unreadable' } }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'cancelled', error: { code: 'cancelled_by_user' } }]);
+		const a = await triggerOk(env.sandbox);
+		const b = await triggerOk(env.sandbox);
+		await env.sandbox.control.advanceClock(1_000);
 		const failed = await runOf(a.runId!);
 		expect(failed.status).toBe('failed');
 		expect(failed.error).toEqual({ code: 'ocr_failed', message: 'Page 2 unreadable' });
@@ -102,32 +92,32 @@ describe('Get a run', () => {
 		const cancelled = await runOf(b.runId!);
 		expect(cancelled.status).toBe('cancelled');
 		expect(cancelled.error).toEqual({ code: 'cancelled_by_user' });
-		const ok = await triggerOk(sb);
-		await sb.control.advanceClock(1_000);
+		const ok = await triggerOk(env.sandbox);
+		await env.sandbox.control.advanceClock(1_000);
 		expect((await runOf(ok.runId!)).error).toBeUndefined();
 	});
 
 	test('Versioning rule 2: an unknown status (e.g. paused_for_audit) is shown as is and is not final', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'running', ms: 10 }, { status: 'paused_for_audit' }, { status: 'completed' }]);
-		const t = await triggerOk(sb);
-		await sb.control.advanceClock(1_000);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 10 }, { status: 'paused_for_audit' }, { status: 'completed' }]);
+		const t = await triggerOk(env.sandbox);
+		await env.sandbox.control.advanceClock(1_000);
 		const r = await runOf(t.runId!);
 		expect(r.status).toBe('paused_for_audit');
 		expect(r.completedOn).toBeNull();
-		await sb.control.advanceRun(t.runId!);
+		await env.sandbox.control.advanceRun(t.runId!);
 		expect((await runOf(t.runId!)).status).toBe('completed');
 	});
 
 	test('Versioning rule 2: new fields and enum values can appear (extraFields, unknown kind)', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, { steps: [{ status: 'completed' }], kind: 'replay', extraFields: { priority: 'high' } });
-		const t = await triggerOk(sb);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, { steps: [{ status: 'completed' }], kind: 'replay', extraFields: { priority: 'high' } });
+		const t = await triggerOk(env.sandbox);
 		const r = await runOf(t.runId!);
 		expect(r.kind).toBe('replay');
 		expect(r.priority).toBe('high');
 	});
 
 	test('Run statuses: awaiting_children starts child runs (with parentRunId) and resumes when they are final', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
 			{ status: 'running', ms: 10 },
 			{
 				status: 'awaiting_children',
@@ -139,10 +129,10 @@ describe('Get a run', () => {
 			{ status: 'running', ms: 600_000 },
 			{ status: 'completed' },
 		]);
-		const t = await triggerOk(sb);
-		await sb.control.advanceClock(1_000);
+		const t = await triggerOk(env.sandbox);
+		await env.sandbox.control.advanceClock(1_000);
 		expect((await runOf(t.runId!)).status).toBe('awaiting_children');
-		const info = await sb.control.getRun(t.runId!);
+		const info = await env.sandbox.control.getRun(t.runId!);
 		expect(info.childRunIds).toHaveLength(2);
 		const children = await Promise.all(info.childRunIds.map((id) => runOf(id)));
 		expect(children.map((c) => c.kind).sort()).toEqual(['fan_out_child', 'sub_workflow_call']);
@@ -150,36 +140,36 @@ describe('Get a run', () => {
 			expect(c.parentRunId).toBe(t.runId);
 			expect(c.documentId).toBe(t.documentId);
 		}
-		await sb.control.advanceClock(120_000);
+		await env.sandbox.control.advanceClock(120_000);
 		expect((await runOf(children[0]!.id)).status).toBe('completed');
 		expect((await runOf(t.runId!)).status).toBe('awaiting_children');
-		await sb.control.advanceClock(500_000);
+		await env.sandbox.control.advanceClock(500_000);
 		expect((await runOf(t.runId!)).status).toBe('running');
-		await sb.control.advanceClock(600_000);
+		await env.sandbox.control.advanceClock(600_000);
 		expect((await runOf(t.runId!)).status).toBe('completed');
 	});
 
 	test('Run statuses: waiting parks the run for ms (hours)', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'waiting', ms: 2 * 3_600_000 }, { status: 'completed' }]);
-		const t = await triggerOk(sb);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'waiting', ms: 2 * 3_600_000 }, { status: 'completed' }]);
+		const t = await triggerOk(env.sandbox);
 		expect((await runOf(t.runId!)).status).toBe('waiting');
-		await sb.control.advanceClock(3_600_000);
+		await env.sandbox.control.advanceClock(3_600_000);
 		expect((await runOf(t.runId!)).status).toBe('waiting');
-		await sb.control.advanceClock(3_600_000);
+		await env.sandbox.control.advanceClock(3_600_000);
 		expect((await runOf(t.runId!)).status).toBe('completed');
 	});
 });
 
 describe('States and transitions', () => {
 	test('State fact 4: a runId can answer 404 briefly before the run is created', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, { steps: [{ status: 'running', ms: 10 }, { status: 'completed' }], startDelayMs: 30_000 });
-		const t = await triggerOk(sb);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, { steps: [{ status: 'running', ms: 10 }, { status: 'completed' }], startDelayMs: 30_000 });
+		const t = await triggerOk(env.sandbox);
 		expect(t.status).toBe('queued');
-		expectProblem(await get(sb, `/runs/${t.runId}`), 404);
-		expect((await get(sb, `/documents/${t.documentId}`)).body.status).toBe('queued');
-		expect((await get(sb, `/documents/${t.documentId}/runs`)).body.data).toEqual([]);
-		await sb.control.advanceClock(30_000);
-		const r = await get(sb, `/runs/${t.runId}`);
+		expectProblem(await get(env.sandbox, `/runs/${t.runId}`), 404);
+		expect((await get(env.sandbox, `/documents/${t.documentId}`)).body.status).toBe('queued');
+		expect((await get(env.sandbox, `/documents/${t.documentId}/runs`)).body.data).toEqual([]);
+		await env.sandbox.control.advanceClock(30_000);
+		const r = await get(env.sandbox, `/runs/${t.runId}`);
 		expect(r.status).toBe(200);
 		expect(r.body.id).toBe(t.runId);
 	});
@@ -187,22 +177,22 @@ describe('States and transitions', () => {
 	test.each(['failed', 'cancelled', 'held'] as const)(
 		'State fact 4: a run that never starts stays 404 and the document status says why (%s)',
 		async (why) => {
-			await sb.control.setNextScripts(sb.defaultWorkflowId, { steps: [], neverStarts: why, startDelayMs: 1_000 });
-			const t = await triggerOk(sb);
+			await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, { steps: [], neverStarts: why, startDelayMs: 1_000 });
+			const t = await triggerOk(env.sandbox);
 			expect(t.runId).toMatch(UUID_RE);
-			await sb.control.advanceClock(24 * 3_600_000);
-			expectProblem(await get(sb, `/runs/${t.runId}`), 404);
-			const doc = await get(sb, `/documents/${t.documentId}`);
+			await env.sandbox.control.advanceClock(24 * 3_600_000);
+			expectProblem(await get(env.sandbox, `/runs/${t.runId}`), 404);
+			const doc = await get(env.sandbox, `/documents/${t.documentId}`);
 			expect(doc.body.status).toBe(why);
-			expect((await get(sb, `/documents/${t.documentId}/runs`)).body.data).toEqual([]);
+			expect((await get(env.sandbox, `/documents/${t.documentId}/runs`)).body.data).toEqual([]);
 		},
 	);
 
 	test('State fact 2: completed, failed and cancelled are final', async () => {
 		for (const status of ['completed', 'failed', 'cancelled']) {
-			await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status }, { status: 'running' }]);
-			const t = await triggerOk(sb);
-			await sb.control.advanceClock(10_000);
+			await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status }, { status: 'running' }]);
+			const t = await triggerOk(env.sandbox);
+			await env.sandbox.control.advanceClock(10_000);
 			expect((await runOf(t.runId!)).status).toBe(status);
 		}
 	});
@@ -210,18 +200,18 @@ describe('States and transitions', () => {
 
 describe('List the runs of a document', () => {
 	test('Document runs: {data: [list items]} newest first, list item fields only, children not listed', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'awaiting_children', children: 3 }, { status: 'completed' }]);
-		const t = await triggerOk(sb);
-		await sb.control.advanceClock(1_000);
-		await sb.control.advanceClock(1_000);
-		const restart = await sb.control.createRun(t.documentId, { kind: 'restart_from_node', sourceRunId: t.runId!, script: [{ status: 'running' }] });
-		const r = await get(sb, `/documents/${t.documentId}/runs`);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'awaiting_children', children: 3 }, { status: 'completed' }]);
+		const t = await triggerOk(env.sandbox);
+		await env.sandbox.control.advanceClock(1_000);
+		await env.sandbox.control.advanceClock(1_000);
+		const restart = await env.sandbox.control.createRun(t.documentId, { kind: 'restart_from_node', sourceRunId: t.runId!, script: [{ status: 'running' }] });
+		const r = await get(env.sandbox, `/documents/${t.documentId}/runs`);
 		expect(r.status).toBe(200);
 		expect(Object.keys(r.body)).toEqual(['data']);
 		expect(r.body.data.map((x: { id: string }) => x.id)).toEqual([restart.id, t.runId]);
 		expect(r.body.data[0]).toEqual({
 			id: restart.id,
-			workflowId: sb.defaultWorkflowId,
+			workflowId: env.sandbox.defaultWorkflowId,
 			status: 'running',
 			kind: 'restart_from_node',
 			startedOn: expect.any(String),
@@ -230,29 +220,29 @@ describe('List the runs of a document', () => {
 		});
 		expect(Object.keys(r.body.data[1]).sort()).toEqual(['completedOn', 'id', 'kind', 'sourceRunId', 'startedOn', 'status', 'workflowId']);
 		// The three children exist but are not listed.
-		expect((await sb.control.listRuns({ documentId: t.documentId })).length).toBe(5);
+		expect((await env.sandbox.control.listRuns({ documentId: t.documentId })).length).toBe(5);
 	});
 
 	test('Document runs: unknown document answers 404', async () => {
-		expectProblem(await get(sb, `/documents/${randomUUID()}/runs`), 404);
+		expectProblem(await get(env.sandbox, `/documents/${randomUUID()}/runs`), 404);
 	});
 });
 
 describe('Get a document', () => {
 	test('Get a document: returns id and status plus pass-through fields; follows the run', async () => {
-		const t = await triggerOk(sb, sb.defaultWorkflowId, { filename: 'a.pdf', reference: 'doc-ref' });
-		const d = await get(sb, `/documents/${t.documentId}`);
+		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, { filename: 'a.pdf', reference: 'doc-ref' });
+		const d = await get(env.sandbox, `/documents/${t.documentId}`);
 		expect(d.status).toBe(200);
 		expect(d.body).toEqual(
-			expect.objectContaining({ id: t.documentId, status: expect.any(String), workflowId: sb.defaultWorkflowId, filename: 'a.pdf', reference: 'doc-ref', createdOn: expect.any(String) }),
+			expect.objectContaining({ id: t.documentId, status: expect.any(String), workflowId: env.sandbox.defaultWorkflowId, filename: 'a.pdf', reference: 'doc-ref', createdOn: expect.any(String) }),
 		);
-		await sb.control.advanceClock(5_000);
-		expect((await get(sb, `/documents/${t.documentId}`)).body.status).toBe('completed');
+		await env.sandbox.control.advanceClock(5_000);
+		expect((await get(env.sandbox, `/documents/${t.documentId}`)).body.status).toBe('completed');
 	});
 
 	test('Get a document: unknown or non-UUID ids answer 404', async () => {
-		expectProblem(await get(sb, `/documents/${randomUUID()}`), 404);
-		expectProblem(await get(sb, '/documents/xyz'), 404);
+		expectProblem(await get(env.sandbox, `/documents/${randomUUID()}`), 404);
+		expectProblem(await get(env.sandbox, '/documents/xyz'), 404);
 	});
 });
 
@@ -264,63 +254,63 @@ describe('Get the output of a run', () => {
 	];
 
 	async function completedRun(outs: OutputNode[] = outputs): Promise<string> {
-		const wf = await sb.control.createWorkflow({ outputs: outs, script: [{ status: 'completed' }] });
-		const t = await triggerOk(sb, wf.id);
+		const wf = await env.sandbox.control.createWorkflow({ outputs: outs, script: [{ status: 'completed' }] });
+		const t = await triggerOk(env.sandbox, wf.id);
 		return t.runId!;
 	}
 
 	test('Output rule 1: without nodeId the most recently started Download Output node answers (last in the list)', async () => {
 		const runId = await completedRun();
-		const r = await get(sb, `/runs/${runId}/output`);
+		const r = await get(env.sandbox, `/runs/${runId}/output`);
 		expect(r.status).toBe(200);
 		expect(r.body).toEqual({ contentType: 'image/png', filename: 'page.png', isBase64: true, output: outputs[2]!.base64 });
 	});
 
 	test('Run output: JSON arrives as a JSON value, text as a string, binary as base64', async () => {
 		const runId = await completedRun();
-		expect((await get(sb, `/runs/${runId}/output`, { query: { nodeId: 'json' } })).body).toEqual({
+		expect((await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'json' } })).body).toEqual({
 			contentType: 'application/json',
 			filename: 'data.json',
 			isBase64: false,
 			output: { total: 12.5, lines: [1, 2] },
 		});
-		expect((await get(sb, `/runs/${runId}/output`, { query: { nodeId: 'csv' } })).body).toEqual({
+		expect((await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'csv' } })).body).toEqual({
 			contentType: 'text/csv',
 			filename: 'table.csv',
 			isBase64: false,
 			output: 'a,b\n1,2\n',
 		});
-		const bin = (await get(sb, `/runs/${runId}/output`, { query: { nodeId: 'png' } })).body;
+		const bin = (await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'png' } })).body;
 		expect(Buffer.from(bin.output, 'base64')).toEqual(Buffer.from([137, 80, 78, 71, 1, 2, 3]));
 	});
 
 	test('Output rule 2: a nodeId that is not a node of the run’s graph returns 404', async () => {
 		const runId = await completedRun();
-		expectProblem(await get(sb, `/runs/${runId}/output`, { query: { nodeId: 'nope' } }), 404);
+		expectProblem(await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'nope' } }), 404);
 	});
 
 	test('Output rule 2: the graph is the one the run executed (later graph edits do not change it)', async () => {
-		const wf = await sb.control.createWorkflow({ outputs, script: [{ status: 'completed' }] });
-		const t = await triggerOk(sb, wf.id);
-		await sb.control.updateWorkflow(wf.id, { outputs: [{ nodeId: 'new', kind: 'text', value: 'x' }] });
-		expect((await get(sb, `/runs/${t.runId}/output`, { query: { nodeId: 'json' } })).status).toBe(200);
-		expect((await get(sb, `/runs/${t.runId}/output`, { query: { nodeId: 'new' } })).status).toBe(404);
+		const wf = await env.sandbox.control.createWorkflow({ outputs, script: [{ status: 'completed' }] });
+		const t = await triggerOk(env.sandbox, wf.id);
+		await env.sandbox.control.updateWorkflow(wf.id, { outputs: [{ nodeId: 'new', kind: 'text', value: 'x' }] });
+		expect((await get(env.sandbox, `/runs/${t.runId}/output`, { query: { nodeId: 'json' } })).status).toBe(200);
+		expect((await get(env.sandbox, `/runs/${t.runId}/output`, { query: { nodeId: 'new' } })).status).toBe(404);
 	});
 
 	test('Output rule 3: 409 when the run has not completed', async () => {
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'running' }]);
-		const t = await triggerOk(sb);
-		const r = await get(sb, `/runs/${t.runId}/output`);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running' }]);
+		const t = await triggerOk(env.sandbox);
+		const r = await get(env.sandbox, `/runs/${t.runId}/output`);
 		expectProblem(r, 409);
 		expect(r.body.detail).toMatch(/not completed/);
-		await sb.control.setNextScripts(sb.defaultWorkflowId, [{ status: 'failed' }]);
-		const f = await triggerOk(sb);
-		expectProblem(await get(sb, `/runs/${f.runId}/output`), 409);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'failed' }]);
+		const f = await triggerOk(env.sandbox);
+		expectProblem(await get(env.sandbox, `/runs/${f.runId}/output`), 409);
 	});
 
 	test('Output rule 3: 409 when the run captured no output', async () => {
 		const runId = await completedRun([]);
-		const r = await get(sb, `/runs/${runId}/output`);
+		const r = await get(env.sandbox, `/runs/${runId}/output`);
 		expectProblem(r, 409);
 		expect(r.body.detail).toMatch(/no output/);
 	});
@@ -330,9 +320,9 @@ describe('Get the output of a run', () => {
 			{ nodeId: 'exact', kind: 'binary', contentType: 'application/octet-stream', sizeBytes: 10 * 1024 * 1024 },
 			{ nodeId: 'big', kind: 'binary', contentType: 'application/pdf', filename: 'big.pdf', sizeBytes: 10 * 1024 * 1024 + 1 },
 		]);
-		const big = await get(sb, `/runs/${runId}/output`);
+		const big = await get(env.sandbox, `/runs/${runId}/output`);
 		expectProblem(big, 413);
-		const exact = await get(sb, `/runs/${runId}/output`, { query: { nodeId: 'exact' } });
+		const exact = await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'exact' } });
 		expect(exact.status).toBe(200);
 		const buf = Buffer.from(exact.body.output, 'base64');
 		expect(buf.length).toBe(10 * 1024 * 1024);
@@ -340,6 +330,6 @@ describe('Get the output of a run', () => {
 	});
 
 	test('Run output: unknown run answers 404', async () => {
-		expectProblem(await get(sb, `/runs/${randomUUID()}/output`), 404);
+		expectProblem(await get(env.sandbox, `/runs/${randomUUID()}/output`), 404);
 	});
 });

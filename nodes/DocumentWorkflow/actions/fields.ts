@@ -1,9 +1,12 @@
 import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
+import type { IdName } from '../../shared/transport';
+import { ID_KINDS } from '../../shared/transport';
 
-/** Identifier fields shared by several operations; names are fixed by saved workflows. */
-function idField(name: string, displayName: string, what: string, show: IDisplayOptions['show']): INodeProperties {
+/** Identifier fields shared by several operations; names and labels are fixed by saved workflows (see ID_KINDS). */
+function idField(name: IdName, show: IDisplayOptions['show']): INodeProperties {
+	const { label, what } = ID_KINDS[name];
 	return {
-		displayName,
+		displayName: label,
 		name,
 		type: 'string',
 		required: true,
@@ -14,7 +17,7 @@ function idField(name: string, displayName: string, what: string, show: IDisplay
 	};
 }
 
-export const workflowIdField = (show: IDisplayOptions['show']) => idField('workflowId', 'Workflow ID', 'workflow', show);
-export const runIdField = (show: IDisplayOptions['show']) => idField('runId', 'Run ID', 'run', show);
-export const documentIdField = (show: IDisplayOptions['show']) => idField('documentId', 'Document ID', 'document', show);
-export const reviewTaskIdField = (show: IDisplayOptions['show']) => idField('reviewTaskId', 'Review Task ID', 'review task', show);
+export const workflowIdField = (show: IDisplayOptions['show']) => idField('workflowId', show);
+export const runIdField = (show: IDisplayOptions['show']) => idField('runId', show);
+export const documentIdField = (show: IDisplayOptions['show']) => idField('documentId', show);
+export const reviewTaskIdField = (show: IDisplayOptions['show']) => idField('reviewTaskId', show);

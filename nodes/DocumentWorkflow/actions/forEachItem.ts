@@ -27,7 +27,7 @@ export async function forEachItem(
 	return output;
 }
 
-export function toItems(
+function toItems(
 	result: INodeExecutionData[] | IDataObject | IDataObject[],
 	itemIndex: number,
 ): INodeExecutionData[] {

@@ -1,3 +1,10 @@
+/**
+ * The action node's operations: one folder per resource (`workflow/`, `run/`, `document/`,
+ * `reviewTask/`, `event/`), each with a `<Resource>.resource.ts` listing its operations and one
+ * `<op>.operation.ts` per operation. This router sends each execution to the chosen operation.
+ * Beside it: the fields and options several operations share (`fields.ts`, `waitOptions.ts`,
+ * `listing.ts`) and the per-item loop (`forEachItem.ts`).
+ */
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import * as document from './document/Document.resource';

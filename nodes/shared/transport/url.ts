@@ -1,6 +1,7 @@
 /** Where a request goes: the credential's base URL, and a path whose ids are checked UUIDs. */
 import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
+import type { IdName } from './ids';
 import { requireUuid } from './ids';
 
 /** A path template with `{name}` placeholders, and the UUID for each. */
@@ -8,15 +9,14 @@ export interface PathTemplate {
 	/** Path template with `{name}` placeholders, e.g. `/runs/{runId}/output`. */
 	path: string;
 	/** Values for the placeholders; each must be a UUID. */
-	pathParams?: Record<string, string>;
+	pathParams?: Partial<Record<IdName, string>>;
 	/** Item the request is for, so errors point at it. */
 	itemIndex?: number;
 }
 
 export function buildPath(node: INode, request: PathTemplate): string {
 	return request.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
-		const raw = request.pathParams?.[name];
-		return encodeURIComponent(requireUuid(node, name, raw, request.itemIndex));
+		return encodeURIComponent(requireUuid(node, name, request.pathParams?.[name as IdName], request.itemIndex));
 	});
 }
 

@@ -252,8 +252,12 @@ describe('Run → Wait for Completion', () => {
 		const wf = env.sandbox.defaultWorkflowId;
 		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 300 }, { status: 'completed' }]);
 		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 100 }, { status: 'failed', error: { code: 'X' } }]);
-		const submitted = await env.run(submitParams(wf), { items: pdfItems(2) });
-		const runIds = submitted.items.map((item) => item.json.runId as string);
+		// One upload at a time, so the first item's run surely takes the first script.
+		const runIds: string[] = [];
+		for (const item of pdfItems(2)) {
+			const submitted = await env.run(submitParams(wf), { items: [item] });
+			runIds.push(submitted.items[0].json.runId as string);
+		}
 		const result = await env.run(
 			{ resource: 'run', operation: 'wait', runId: '={{ $json.runId }}', options: { ...FAST_WAIT, onFailed: 'item' } },
 			{ items: runIds.map((runId) => ({ json: { runId } })) },

@@ -4,27 +4,13 @@
  * key kept out of every error.
  */
 import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../../nodes/shared/transport';
-import { startSandbox, type Sandbox } from '../../../sandbox/src';
-import { runActionNode, type DocumentWorkflowCredentials } from '../../harness/n8n';
+import { runActionNode } from '../../harness/n8n';
+import { useSandbox } from '../../harness/sandbox';
 
-let sandbox: Sandbox;
-let credentials: DocumentWorkflowCredentials;
-
-beforeAll(async () => {
-	sandbox = await startSandbox();
-	credentials = { baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey };
-});
-
-afterAll(async () => {
-	await sandbox.stop();
-});
-
-beforeEach(async () => {
-	await sandbox.control.reset();
-});
+const env = useSandbox();
 
 const getWorkflow = (workflowId: string) =>
-	runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId }, credentials });
+	runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId }, credentials: env.credentials });
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
 
@@ -34,7 +20,7 @@ describe('problem details become NodeApiErrors that say what to do', () => {
 		expect(error).toBeDefined();
 		expect(error!.httpCode).toBe('404');
 		expect(error!.message).toMatch(/could not find the requested resource \(404\)/);
-		const [request] = await sandbox.control.getRequests({ pathPrefix: `/workflows/${MISSING}` });
+		const [request] = await env.sandbox.control.getRequests({ pathPrefix: `/workflows/${MISSING}` });
 		expect(error!.description).toContain(`Correlation ID: ${request.correlationId}`);
 		expect(error!.description).toMatch(/Trace ID: \S+/);
 		expect(error!.description).toContain(`Request: GET /workflows/${MISSING}`);
@@ -42,8 +28,8 @@ describe('problem details become NodeApiErrors that say what to do', () => {
 
 	test('401 says the key was rejected and how to fix it', async () => {
 		const { error } = await runActionNode({
-			parameters: { resource: 'workflow', operation: 'get', workflowId: sandbox.defaultWorkflowId },
-			credentials: { ...credentials, apiKey: 'dwk_00000000000000000000000000000bad' },
+			parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+			credentials: { ...env.credentials, apiKey: 'dwk_00000000000000000000000000000bad' },
 		});
 		expect(error!.httpCode).toBe('401');
 		expect(error!.message).toMatch(/API key was rejected \(401\)/);
@@ -51,10 +37,10 @@ describe('problem details become NodeApiErrors that say what to do', () => {
 	});
 
 	test('403 names the missing scope as the cause', async () => {
-		const key = await sandbox.control.createKey({ scopes: ['runs:read'] });
+		const key = await env.sandbox.control.createKey({ scopes: ['runs:read'] });
 		const { error } = await runActionNode({
-			parameters: { resource: 'workflow', operation: 'get', workflowId: sandbox.defaultWorkflowId },
-			credentials: { ...credentials, apiKey: key.key },
+			parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+			credentials: { ...env.credentials, apiKey: key.key },
 		});
 		expect(error!.httpCode).toBe('403');
 		expect(error!.message).toMatch(/valid but not allowed/);
@@ -64,7 +50,7 @@ describe('problem details become NodeApiErrors that say what to do', () => {
 	test('each response carries a fresh correlation id, whatever the client sends', async () => {
 		await getWorkflow(MISSING);
 		await getWorkflow(MISSING);
-		const requests = await sandbox.control.getRequests({ pathPrefix: '/workflows/' });
+		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
 		expect(requests).toHaveLength(2);
 		expect(requests[0].correlationId).not.toBe(requests[1].correlationId);
 	});
@@ -79,57 +65,57 @@ describe('ids are checked before any request', () => {
 	])('%s (%s) is refused with no request sent', async (workflowId) => {
 		const { error } = await getWorkflow(workflowId);
 		expect(error!.message).toMatch(/The Workflow ID .* is not a valid UUID/);
-		expect(await sandbox.control.getRequests()).toHaveLength(0);
+		expect(await env.sandbox.control.getRequests()).toHaveLength(0);
 	});
 
 	test('an empty id is refused by n8n as a missing required parameter, with no request sent', async () => {
 		const { error } = await getWorkflow('');
 		expect(error!.message).toMatch(/issues|required|Workflow ID/i);
-		expect(await sandbox.control.getRequests()).toHaveLength(0);
+		expect(await env.sandbox.control.getRequests()).toHaveLength(0);
 	});
 
 	test('a valid id with spaces around it is trimmed, not refused', async () => {
-		const { error, items } = await getWorkflow(`  ${sandbox.defaultWorkflowId}\n`);
+		const { error, items } = await getWorkflow(`  ${env.sandbox.defaultWorkflowId}\n`);
 		expect(error).toBeUndefined();
-		expect(items[0].json.id).toBe(sandbox.defaultWorkflowId);
+		expect(items[0].json.id).toBe(env.sandbox.defaultWorkflowId);
 	});
 });
 
 describe('429 and Retry-After', () => {
 	test('waits for Retry-After (seconds) and retries until it passes', async () => {
-		await sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 1, count: 2 });
-		const { error, items } = await getWorkflow(sandbox.defaultWorkflowId);
+		await env.sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 1, count: 2 });
+		const { error, items } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error).toBeUndefined();
-		expect(items[0].json.id).toBe(sandbox.defaultWorkflowId);
-		const requests = await sandbox.control.getRequests({ pathPrefix: '/workflows/' });
+		expect(items[0].json.id).toBe(env.sandbox.defaultWorkflowId);
+		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
 		expect(requests.map((r) => r.status)).toEqual([429, 429, 200]);
 		// The retry came no earlier than Retry-After allowed.
 		expect(requests[1].realTimeMs - requests[0].realTimeMs).toBeGreaterThanOrEqual(950);
 	});
 
 	test('understands Retry-After as an HTTP date', async () => {
-		await sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 1, retryAfterAsDate: true, count: 1 });
-		const { error } = await getWorkflow(sandbox.defaultWorkflowId);
+		await env.sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 1, retryAfterAsDate: true, count: 1 });
+		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error).toBeUndefined();
-		const requests = await sandbox.control.getRequests({ pathPrefix: '/workflows/' });
+		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
 		expect(requests.map((r) => r.status)).toEqual([429, 200]);
 	});
 
 	test('a Retry-After far in the future fails at once with a clear error instead of hanging', async () => {
-		await sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 86_400, count: 1 });
-		const { error } = await getWorkflow(sandbox.defaultWorkflowId);
+		await env.sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 86_400, count: 1 });
+		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error!.message).toMatch(/rate limit was exceeded \(429\), and the wait it asks for is too long/);
 		expect(error!.description).toMatch(/86400 s/);
-		expect(await sandbox.control.getRequests({ pathPrefix: '/workflows/' })).toHaveLength(1);
+		expect(await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' })).toHaveLength(1);
 	});
 
 	test('the real rate limit of reads is obeyed: requests beyond it wait for the window', async () => {
-		await sandbox.control.setRateLimits({ reads: { limit: 1, windowMs: 1000 } });
-		const first = await getWorkflow(sandbox.defaultWorkflowId);
-		const second = await getWorkflow(sandbox.defaultWorkflowId);
+		await env.sandbox.control.setRateLimits({ reads: { limit: 1, windowMs: 1000 } });
+		const first = await getWorkflow(env.sandbox.defaultWorkflowId);
+		const second = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(first.error).toBeUndefined();
 		expect(second.error).toBeUndefined();
-		const statuses = (await sandbox.control.getRequests({ pathPrefix: '/workflows/' })).map((r) => r.status);
+		const statuses = (await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' })).map((r) => r.status);
 		expect(statuses.filter((s) => s === 200)).toHaveLength(2);
 	});
 
@@ -145,27 +131,27 @@ describe('429 and Retry-After', () => {
 
 describe('retries of reads', () => {
 	test('5xx answers are retried with backoff until success', async () => {
-		await sandbox.control.addFault({ kind: 'status5xx', status: 503, pathPrefix: '/workflows/', count: 2 });
-		const { error } = await getWorkflow(sandbox.defaultWorkflowId);
+		await env.sandbox.control.addFault({ kind: 'status5xx', status: 503, pathPrefix: '/workflows/', count: 2 });
+		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error).toBeUndefined();
-		const statuses = (await sandbox.control.getRequests({ pathPrefix: '/workflows/' })).map((r) => r.status);
+		const statuses = (await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' })).map((r) => r.status);
 		expect(statuses).toEqual([503, 503, 200]);
 	});
 
 	test('a dropped connection is retried', async () => {
-		await sandbox.control.addFault({ kind: 'drop', pathPrefix: '/workflows/', count: 1 });
-		const { error } = await getWorkflow(sandbox.defaultWorkflowId);
+		await env.sandbox.control.addFault({ kind: 'drop', pathPrefix: '/workflows/', count: 1 });
+		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error).toBeUndefined();
-		const requests = await sandbox.control.getRequests({ pathPrefix: '/workflows/' });
+		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
 		expect(requests.map((r) => r.dropped)).toEqual([true, false]);
 	});
 
 	test('retries are bounded: a persistent 500 ends in a clear server error', async () => {
-		await sandbox.control.addFault({ kind: 'status5xx', status: 500, pathPrefix: '/workflows/' });
-		const { error } = await getWorkflow(sandbox.defaultWorkflowId);
+		await env.sandbox.control.addFault({ kind: 'status5xx', status: 500, pathPrefix: '/workflows/' });
+		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error!.httpCode).toBe('500');
 		expect(error!.message).toMatch(/server error \(500\)/);
-		const requests = await sandbox.control.getRequests({ pathPrefix: '/workflows/' });
+		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
 		expect(requests).toHaveLength(DEFAULT_RETRY_POLICY.maxRetries + 1);
 	}, 60_000);
 
@@ -180,25 +166,25 @@ describe('retries of reads', () => {
 
 describe('redirects are not followed', () => {
 	test('a 3xx says where it points and how to fix the Base URL, and the key never travels there', async () => {
-		await sandbox.control.addFault({ kind: 'badBody', status: 302, location: `${sandbox.fileBaseUrl}/moved`, pathPrefix: '/workflows/', count: 1 });
-		const { error } = await getWorkflow(sandbox.defaultWorkflowId);
+		await env.sandbox.control.addFault({ kind: 'badBody', status: 302, location: `${env.sandbox.fileBaseUrl}/moved`, pathPrefix: '/workflows/', count: 1 });
+		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error!.message).toBe('The API answered with a redirect (302), which the node does not follow');
-		expect(error!.description).toContain(`It redirects to: ${sandbox.fileBaseUrl}/moved`);
-		expect(await sandbox.control.getRequests({ origin: 'files' })).toHaveLength(0);
+		expect(error!.description).toContain(`It redirects to: ${env.sandbox.fileBaseUrl}/moved`);
+		expect(await env.sandbox.control.getRequests({ origin: 'files' })).toHaveLength(0);
 	});
 });
 
 describe('the API key stays out of errors', () => {
 	test('no error message, description or context contains the key', async () => {
-		const key = await sandbox.control.createKey({ scopes: ['runs:read'] });
+		const key = await env.sandbox.control.createKey({ scopes: ['runs:read'] });
 		const secret = key.key;
-		const creds = { baseUrl: sandbox.baseUrl, apiKey: secret };
+		const creds = { baseUrl: env.sandbox.baseUrl, apiKey: secret };
 		const failures = [
 			await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: MISSING }, credentials: creds }),
-			await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: sandbox.defaultWorkflowId }, credentials: creds }),
+			await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId }, credentials: creds }),
 			await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: 'nope' }, credentials: creds }),
 			await runActionNode({
-				parameters: { resource: 'workflow', operation: 'get', workflowId: sandbox.defaultWorkflowId },
+				parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
 				credentials: { baseUrl: 'http://127.0.0.1:1', apiKey: secret },
 			}),
 		];
@@ -212,8 +198,8 @@ describe('the API key stays out of errors', () => {
 
 	test('an unreachable base URL says so', async () => {
 		const { error } = await runActionNode({
-			parameters: { resource: 'workflow', operation: 'get', workflowId: sandbox.defaultWorkflowId },
-			credentials: { baseUrl: 'http://127.0.0.1:1', apiKey: sandbox.apiKey },
+			parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+			credentials: { baseUrl: 'http://127.0.0.1:1', apiKey: env.sandbox.apiKey },
 		});
 		expect(error!.message).toBe('Could not reach the Document Workflow API: the connection was refused');
 		expect(error!.description).toMatch(/error code ECONNREFUSED/);
@@ -221,8 +207,8 @@ describe('the API key stays out of errors', () => {
 
 	test('a base URL that is not a URL is refused before any request', async () => {
 		const { error } = await runActionNode({
-			parameters: { resource: 'workflow', operation: 'get', workflowId: sandbox.defaultWorkflowId },
-			credentials: { baseUrl: 'api.example.com', apiKey: sandbox.apiKey },
+			parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+			credentials: { baseUrl: 'api.example.com', apiKey: env.sandbox.apiKey },
 		});
 		expect(error!.message).toMatch(/Base URL "api.example.com" is not an http\(s\) URL/);
 	});

@@ -1,12 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { isUuid } from '../../../shared/transport';
-import { NodeOperationError } from 'n8n-workflow';
+import { idLabel, optionalUuid } from '../../../shared/transport';
 import { forEachItem } from '../forEachItem';
 import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
 import { EVENT_TYPE_OPTIONS, EVENT_TYPES } from '../../../shared/eventTypes';
 
 const show = { resource: ['event'], operation: ['getMany'] };
-
 
 export const description: INodeProperties[] = [
 	...listFields(show),
@@ -19,7 +17,7 @@ export const description: INodeProperties[] = [
 		displayOptions: { show },
 		options: [
 			{
-				displayName: 'After Event ID',
+				displayName: idLabel('after'),
 				name: 'after',
 				type: 'string',
 				default: '',
@@ -47,16 +45,8 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 		const qs: IDataObject = {};
 		const type = enumFilter(this, itemIndex, 'event type', filters.type, EVENT_TYPES);
 		if (type) qs.type = type;
-		const after = String(filters.after ?? '').trim();
-		if (after) {
-			if (!isUuid(after)) {
-				throw new NodeOperationError(this.getNode(), `"After Event ID" must be an event ID (a UUID), not "${String(after).slice(0, 60)}"`, {
-					itemIndex,
-					description: 'Use the "id" of an event returned earlier, or leave the filter empty.',
-				});
-			}
-			qs.after = after.toLowerCase();
-		}
+		const after = optionalUuid(this.getNode(), 'after', filters.after, itemIndex);
+		if (after) qs.after = after;
 		return await readPagedList(this, '/events', qs, settings, itemIndex);
 	});
 }

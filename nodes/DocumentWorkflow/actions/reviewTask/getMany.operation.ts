@@ -1,19 +1,28 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { idLabel, optionalUuid } from '../../../shared/transport';
 import { forEachItem } from '../forEachItem';
-import { enumFilter, idFilter, listFields, readListSettings, readPagedList } from '../listing';
+import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
 
 const show = { resource: ['reviewTask'], operation: ['getMany'] };
 
-export const REVIEW_TASK_STATUSES = [
-	'pending',
-	'in_review',
-	'approved_pending_resume',
-	'rejected_pending_resume',
-	'approved',
-	'rejected',
-	'resume_failed',
-	'cancelled',
-];
+/** Review task statuses in lifecycle order (the order messages list them in), with their labels. */
+const REVIEW_TASK_STATUS_LABELS: Record<string, string> = {
+	pending: 'Pending',
+	in_review: 'In Review',
+	approved_pending_resume: 'Approved (Pending Resume)',
+	rejected_pending_resume: 'Rejected (Pending Resume)',
+	approved: 'Approved',
+	rejected: 'Rejected',
+	resume_failed: 'Resume Failed',
+	cancelled: 'Cancelled',
+};
+
+const REVIEW_TASK_STATUSES = Object.keys(REVIEW_TASK_STATUS_LABELS);
+
+/** The editor lists the options alphabetically. */
+const REVIEW_TASK_STATUS_OPTIONS = Object.entries(REVIEW_TASK_STATUS_LABELS)
+	.map(([value, name]) => ({ name, value }))
+	.sort((a, b) => a.name.localeCompare(b.name));
 
 export const description: INodeProperties[] = [
 	...listFields(show),
@@ -26,7 +35,7 @@ export const description: INodeProperties[] = [
 		displayOptions: { show },
 		options: [
 			{
-				displayName: 'Run ID',
+				displayName: idLabel('runId'),
 				name: 'runId',
 				type: 'string',
 				default: '',
@@ -36,21 +45,12 @@ export const description: INodeProperties[] = [
 				displayName: 'Status',
 				name: 'status',
 				type: 'options',
-				options: [
-					{ name: 'Approved', value: 'approved' },
-					{ name: 'Approved (Pending Resume)', value: 'approved_pending_resume' },
-					{ name: 'Cancelled', value: 'cancelled' },
-					{ name: 'In Review', value: 'in_review' },
-					{ name: 'Pending', value: 'pending' },
-					{ name: 'Rejected', value: 'rejected' },
-					{ name: 'Rejected (Pending Resume)', value: 'rejected_pending_resume' },
-					{ name: 'Resume Failed', value: 'resume_failed' },
-				],
+				options: REVIEW_TASK_STATUS_OPTIONS,
 				default: 'pending',
 				description: 'Only tasks with this status',
 			},
 			{
-				displayName: 'Workflow ID',
+				displayName: idLabel('workflowId'),
 				name: 'workflowId',
 				type: 'string',
 				default: '',
@@ -67,8 +67,8 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 		const qs: IDataObject = {};
 		const status = enumFilter(this, itemIndex, 'review task status', filters.status, REVIEW_TASK_STATUSES);
-		const workflowId = idFilter(this, itemIndex, 'workflowId', filters.workflowId);
-		const runId = idFilter(this, itemIndex, 'runId', filters.runId);
+		const workflowId = optionalUuid(this.getNode(), 'workflowId', filters.workflowId, itemIndex);
+		const runId = optionalUuid(this.getNode(), 'runId', filters.runId, itemIndex);
 		if (status) qs.status = status;
 		if (workflowId) qs.workflowId = workflowId;
 		if (runId) qs.runId = runId;
