@@ -61,6 +61,18 @@ function store(ctx: IExecuteFunctions): IDataObject {
 	return context[STORE_KEY] as IDataObject;
 }
 
+/** Kept for a key whose upload ran out of time: a 409 on it in a later attempt may mean "still in flight". */
+const TIMED_OUT = 'timedOut';
+
+export function rememberTimedOutUpload(ctx: IExecuteFunctions, key: string): void {
+	const entries = store(ctx);
+	if (!Array.isArray(entries[key.toLowerCase()])) entries[key.toLowerCase()] = TIMED_OUT;
+}
+
+export function uploadTimedOutBefore(ctx: IExecuteFunctions, key: string): boolean {
+	return store(ctx)[key.toLowerCase()] === TIMED_OUT;
+}
+
 const textOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 /** The API echoes the reference sent; an empty one comes back as null. */

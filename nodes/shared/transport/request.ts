@@ -72,20 +72,11 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 	max429Retries: 20,
 };
 
-/** How an earlier attempt of the same request ended when it got no answer. */
-export type UnansweredAttempt = 'timedOut' | 'connectionLost';
-
 export interface ApiResponse<T> {
 	body: T;
 	statusCode: number;
 	headers: Record<string, string>;
 	correlationId?: string;
-	/**
-	 * Set when this answer came to a retry after an attempt that got no answer: after our own
-	 * time-out that attempt may still be in the server's hands, which a caller may need to know
-	 * (e.g. to read a 409 on a repeated idempotency key).
-	 */
-	afterUnanswered?: UnansweredAttempt;
 }
 
 export function backoffDelay(attempt: number, policy: RetryPolicy, random = Math.random): number {
@@ -99,6 +90,10 @@ function isRetryableStatus(status: number): boolean {
 
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED']);
 
+function isTimeoutCode(code: string | undefined): boolean {
+	return code !== undefined && TIMEOUT_CODES.has(code);
+}
+
 export interface ApiRequestOptions {
 	retry?: Partial<RetryPolicy>;
 	acceptStatuses?: number[];
@@ -106,6 +101,11 @@ export interface ApiRequestOptions {
 	encoding?: 'json' | 'arraybuffer';
 	/** How long one attempt may take until the answer's headers arrive (default 5 minutes). */
 	timeoutMs?: number;
+	/**
+	 * Told each time an attempt runs out of time: that attempt may still be in the server's
+	 * hands, which a caller may need to know (e.g. to read a 409 on a repeated idempotency key).
+	 */
+	onTimedOut?: () => void;
 }
 
 /** Everything about one API request that stays the same across its attempts. */
@@ -127,11 +127,10 @@ interface Call {
 	retriesAreSafe: boolean;
 }
 
-/** What the attempts so far have used up, and how the last one ended. */
+/** What the attempts so far have used up. */
 interface Attempts {
 	failures: number;
 	rateLimited: number;
-	lastUnanswered?: UnansweredAttempt;
 }
 
 /** One attempt's result: an HTTP answer, or a failure that got none. */
@@ -234,11 +233,10 @@ async function attempt(call: Call): Promise<Outcome> {
 
 /** No answer: retried with backoff where that is safe, else an error naming the failure. */
 async function onNoAnswer(call: Call, attempts: Attempts, error: unknown): Promise<Decision<never>> {
+	if (isTimeoutCode(networkErrorCode(error))) call.options.onTimedOut?.();
 	if (!call.retriesAreSafe || !isNetworkFailure(error) || attempts.failures >= call.policy.maxRetries) {
 		throw networkError(call.node, error, call.where, call.baseUrl);
 	}
-	// A time-out is remembered over later losses: that attempt may still be in the server's hands.
-	if (attempts.lastUnanswered !== 'timedOut') attempts.lastUnanswered = TIMEOUT_CODES.has(networkErrorCode(error) ?? '') ? 'timedOut' : 'connectionLost';
 	await waitBeforeRetry(attempts.failures++, call.policy, call.signal, call.node, call.where);
 	return { retry: true };
 }
@@ -249,7 +247,7 @@ async function onAnswer<T>(call: Call, attempts: Attempts, response: IN8nHttpFul
 	const { statusCode } = response;
 	const correlationId = headers['x-correlation-id'];
 	call.ctx.logger?.debug('Document Workflow API response', { method: call.request.method, path: call.path, statusCode, correlationId });
-	const answer = { statusCode, headers, correlationId, afterUnanswered: attempts.lastUnanswered };
+	const answer = { statusCode, headers, correlationId };
 
 	if (statusCode >= 200 && statusCode < 300) return { done: { ...answer, body: successBody<T>(call, response.body, statusCode, correlationId) } };
 

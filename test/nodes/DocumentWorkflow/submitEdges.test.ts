@@ -77,6 +77,20 @@ describe('Submit Document edges', () => {
 			expect(await env.sandbox.control.countDocuments()).toBe(0);
 		});
 
+		it('Retry On Fail after the upload kept timing out: the next run sees a 409 that also says the first attempt may still be in progress', async () => {
+			const key = '2b3c4d5e-6f70-4a81-9b2c-3d4e5f6a7b8c';
+			await holdKey(key);
+			// Every attempt of the node's first run (1 + 4 retries) outlives its 1 s timeout; n8n then retries the node.
+			await env.sandbox.control.addFault({ origin: 'api', method: 'POST', pathPrefix: '/workflows/', kind: 'latency', ms: 2500, count: 5 });
+			const result = await env.run(
+				submitParams(wf(), {}, { idempotencyKeyMode: 'custom', customIdempotencyKey: key, uploadTimeoutSeconds: 1 }),
+				{ items: [pdfItem(0)], retryOnFail: true, maxTries: 2, waitBetweenTries: 100 },
+			);
+			expect(result.error?.message).toBe('An earlier attempt with the same idempotency key may still be in progress (409)');
+			const posts = await requests(env, { method: 'POST', pathPrefix: `/workflows/${wf()}/trigger` });
+			expect(posts.filter((p) => p.fault === 'latency')).toHaveLength(5);
+		}, 60_000);
+
 		it('a 409 with no attempt of ours left unanswered still reads as accepted', async () => {
 			await env.sandbox.control.addFault({ origin: 'api', method: 'POST', pathPrefix: '/workflows/', kind: 'dropAfterProcess', count: 1 });
 			const result = await env.run(waitParams(wf()), { items: [pdfItem(0)], continueOnFail: true });

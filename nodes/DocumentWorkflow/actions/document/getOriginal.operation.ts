@@ -1,6 +1,5 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { JsonObject } from 'n8n-workflow';
 import { apiRequest, requireUuid } from '../../../shared/transport';
 import { downloadStreamFromLink, drainStream, linkWithoutSecret, withoutLinkSecrets } from '../../helpers/fileLink';
 import { documentIdField } from '../fields';

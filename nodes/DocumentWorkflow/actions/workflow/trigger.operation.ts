@@ -1,12 +1,12 @@
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { mapWithConcurrency } from '../../helpers/concurrency';
-import { automaticIdempotencyKey, recalledTriggerResult, rememberTriggerResult } from '../../helpers/idempotency';
+import { automaticIdempotencyKey, recalledTriggerResult, rememberTimedOutUpload, rememberTriggerResult, uploadTimedOutBefore } from '../../helpers/idempotency';
 import type { MultipartUpload } from '../../helpers/multipartUpload';
 import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
 import type { WaitTarget } from '../../helpers/runWaiter';
 import { DEFAULT_WAIT_SETTINGS, heldItem } from '../../helpers/runWaiter';
-import type { ApiResponse, UnansweredAttempt } from '../../../shared/transport';
+import type { ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { workflowIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';
@@ -228,7 +228,12 @@ async function send(ctx: IExecuteFunctions, submission: ItemSubmission): Promise
 			idempotencyKey: key,
 			itemIndex,
 		},
-		{ acceptStatuses: [400, 409], timeoutMs },
+		{
+			acceptStatuses: [400, 409],
+			timeoutMs,
+			// A later attempt (or a Retry On Fail of this node) may then meet the key still held by this one.
+			onTimedOut: key ? () => rememberTimedOutUpload(ctx, key) : undefined,
+		},
 	);
 
 	if (response.statusCode === 409) {
@@ -248,16 +253,17 @@ export type RepeatedKeyState = 'accepted' | 'inFlight';
 /** `waitOutcome` of an item whose submission ended in a 409, by what the 409 means. */
 const REPEATED_KEY_OUTCOMES: Record<RepeatedKeyState, string> = { accepted: 'alreadySubmitted', inFlight: 'submissionInFlight' };
 
-function repeatedKeyState(afterUnanswered: UnansweredAttempt | undefined): RepeatedKeyState {
-	// After our own time-out the first attempt may still be uploading or being processed: its
-	// key is then held (409) though no document may exist yet. A connection lost otherwise
-	// means the API either accepted the request or released the key.
-	return afterUnanswered === 'timedOut' ? 'inFlight' : 'accepted';
+function repeatedKeyState(ctx: IExecuteFunctions, key: string | undefined): RepeatedKeyState {
+	// After our own time-out (in this request, or in an earlier run of this node in this
+	// execution) the first attempt may still be uploading or being processed: its key is then
+	// held (409) though no document may exist yet. A connection lost otherwise means the API
+	// either accepted the request or released the key.
+	return key !== undefined && uploadTimedOutBefore(ctx, key) ? 'inFlight' : 'accepted';
 }
 
 function repeatedKeyError(ctx: IExecuteFunctions, submission: ItemSubmission, response: ApiResponse<IDataObject>, timeoutMs: number) {
 	const key = submission.idempotencyKey ?? '(none)';
-	const state = repeatedKeyState(response.afterUnanswered);
+	const state = repeatedKeyState(ctx, submission.idempotencyKey);
 	const overrides =
 		state === 'inFlight'
 			? {
