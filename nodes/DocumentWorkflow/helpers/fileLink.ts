@@ -6,7 +6,7 @@
  */
 import type { IExecuteFunctions, IN8nHttpFullResponse, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import { cancelSignalOf, networkErrorCode } from '../../shared/transport';
+import { DEFAULT_TIMEOUT_MS, cancelSignalOf, networkErrorCode } from '../../shared/transport';
 import { lowerCaseHeaders } from '../../shared/transport/responses';
 
 /** The link without its query string (the signature): what errors may show of it. */
@@ -51,7 +51,7 @@ export async function downloadStreamFromLink(
 			encoding: 'stream',
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
-			timeout: 300_000,
+			timeout: DEFAULT_TIMEOUT_MS,
 			abortSignal: signal,
 		})) as IN8nHttpFullResponse;
 	} catch (error) {

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { BINARY_ENCODING } from 'n8n-workflow';
+import { DEFAULT_TIMEOUT_MS } from '../../shared/transport';
 
 export interface UploadFile {
 	fileName: string;
@@ -26,17 +27,18 @@ export interface MultipartUpload {
 	body(): Promise<Buffer | NodeJS.ReadableStream>;
 }
 
-/** The least time an upload attempt gets, however small the file (and the time any other request gets). */
-const UPLOAD_TIMEOUT_FLOOR_MS = 300_000;
 /** A conservative upload rate, 1 MB per 8 s (about 1 Mbit/s): a slow link still finishes within the time given. */
 const UPLOAD_MS_PER_MB = 8_000;
 /** For a file whose size n8n does not report: as long as a 2 GB file would get at that rate. */
 const UNKNOWN_SIZE_BYTES = 2 * 1024 ** 3;
 
-/** How long one upload attempt may take until the API answers: the floor plus the file's bytes at the conservative rate. */
+/**
+ * How long one upload attempt may take until the API answers: the time any request gets
+ * (the floor) plus the file's bytes at the conservative rate.
+ */
 export function uploadTimeoutMs(fileBytes: number | undefined): number {
 	const bytes = fileBytes ?? UNKNOWN_SIZE_BYTES;
-	return UPLOAD_TIMEOUT_FLOOR_MS + Math.ceil((bytes / 1024 ** 2) * UPLOAD_MS_PER_MB);
+	return DEFAULT_TIMEOUT_MS + Math.ceil((bytes / 1024 ** 2) * UPLOAD_MS_PER_MB);
 }
 
 /** Escapes a form-data parameter value the way browsers do (WHATWG HTML: `"`, CR and LF percent-encoded). */

@@ -4,8 +4,8 @@
  * Every request goes through `apiRequest`: it builds the URL from the credential's
  * `baseUrl`, refuses path ids that are not UUIDs before anything is sent, authenticates
  * through n8n's `httpRequestWithAuthentication`, waits out `429 Retry-After` per rate
- * limit (reads, triggers and original-file downloads are limited separately), retries
- * what is safe to retry, and turns error responses into `NodeApiError`s that say what
+ * limit (reads, triggers and original-file downloads are limited separately; a 429 was
+ * not processed, so any request is sent again), retries what else is safe to retry, and turns error responses into `NodeApiError`s that say what
  * happened and what to do. The API key never passes through this module's hands: n8n
  * adds it in the credential's `authenticate`, and errors are built from a clean object,
  * never from the request that carried the key.
@@ -88,6 +88,9 @@ function isRetryableStatus(status: number): boolean {
 	return status >= 500 && status !== 501;
 }
 
+/** How long one attempt may take until the answer's headers arrive, unless the caller says otherwise. */
+export const DEFAULT_TIMEOUT_MS = 300_000;
+
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED']);
 
 function isTimeoutCode(code: string | undefined): boolean {
@@ -99,7 +102,7 @@ export interface ApiRequestOptions {
 	acceptStatuses?: number[];
 	errorOverrides?: Record<number, ApiErrorOverrides>;
 	encoding?: 'json' | 'arraybuffer';
-	/** How long one attempt may take until the answer's headers arrive (default 5 minutes). */
+	/** How long one attempt may take until the answer's headers arrive (default `DEFAULT_TIMEOUT_MS`). */
 	timeoutMs?: number;
 	/**
 	 * Told each time an attempt runs out of time: that attempt may still be in the server's
@@ -210,7 +213,7 @@ async function attempt(call: Call): Promise<Outcome> {
 		ignoreHttpStatusErrors: true,
 		json: options.encoding !== 'arraybuffer',
 		encoding: options.encoding === 'arraybuffer' ? 'arraybuffer' : undefined,
-		timeout: options.timeoutMs ?? 300_000,
+		timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
 		abortSignal: call.signal,
 		// The API does not redirect. Following redirects would let a 3xx carry the key to
 		// another host, and axios' redirect follower buffers a streamed upload whole in

@@ -6,7 +6,7 @@ import type { MultipartUpload } from '../../helpers/multipartUpload';
 import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
 import type { WaitTarget } from '../../helpers/runWaiter';
 import { DEFAULT_WAIT_SETTINGS, heldItem } from '../../helpers/runWaiter';
-import type { ApiResponse } from '../../../shared/transport';
+import type { ApiErrorOverrides, ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { workflowIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';
@@ -248,7 +248,7 @@ async function send(ctx: IExecuteFunctions, submission: ItemSubmission): Promise
 }
 
 /** What a 409 on a repeated key means for the document: accepted, or possibly still in the API's hands. */
-export type RepeatedKeyState = 'accepted' | 'inFlight';
+type RepeatedKeyState = 'accepted' | 'inFlight';
 
 /** `waitOutcome` of an item whose submission ended in a 409, by what the 409 means. */
 const REPEATED_KEY_OUTCOMES: Record<RepeatedKeyState, string> = { accepted: 'alreadySubmitted', inFlight: 'submissionInFlight' };
@@ -274,12 +274,7 @@ function repeatedKeyError(ctx: IExecuteFunctions, submission: ItemSubmission, re
 					message: 'This document was already accepted by an earlier attempt with the same idempotency key (409)',
 					advice: `An earlier request with Idempotency-Key ${key} was accepted, for example when its response was lost to a dropped connection. No second document was created. The API does not return the earlier result for a repeated key, so this node cannot show its document ID: find the document in the service (or with Document → Get Runs / Event → Get Many, e.g. by its reference), or, to submit the file again as a new document, use a new key (a new execution gets new automatic keys).`,
 				};
-	const error = apiErrorFromResponse(
-		ctx.getNode(),
-		{ statusCode: response.statusCode, body: response.body, headers: response.headers },
-		{ method: 'POST', path: `/workflows/${submission.workflowId}/trigger`, itemIndex: submission.itemIndex },
-		overrides,
-	);
+	const error = submissionError(ctx, submission, response, overrides);
 	// In the error's details (shown in n8n and kept in error items) so a workflow can branch on it.
 	if (error.errorResponse) Object.assign(error.errorResponse, { submission: state, idempotencyKey: submission.idempotencyKey ?? null });
 	return error;
@@ -292,14 +287,19 @@ async function rejectedFormatError(ctx: IExecuteFunctions, submission: ItemSubmi
 			? `The workflow accepts: ${formats.join(', ')}.`
 			: 'The workflow has no API trigger, so it rejects every document; add an API trigger to its graph.'
 		: '';
+	return submissionError(ctx, submission, response, {
+		message: 'The workflow did not accept this document (400)',
+		advice: `The file "${upload.file.fileName}" (${upload.file.mimeType}) was rejected, usually because its format is not one the workflow's trigger accepts. ${formatsText} Convert the file, or submit it to a workflow that accepts its format.`.trim(),
+	});
+}
+
+/** The error for a trigger answer the node does not take as a success, with this submission's place. */
+function submissionError(ctx: IExecuteFunctions, submission: ItemSubmission, response: ApiResponse<IDataObject>, overrides: ApiErrorOverrides) {
 	return apiErrorFromResponse(
 		ctx.getNode(),
 		{ statusCode: response.statusCode, body: response.body, headers: response.headers },
 		{ method: 'POST', path: `/workflows/${submission.workflowId}/trigger`, itemIndex: submission.itemIndex },
-		{
-			message: 'The workflow did not accept this document (400)',
-			advice: `The file "${upload.file.fileName}" (${upload.file.mimeType}) was rejected, usually because its format is not one the workflow's trigger accepts. ${formatsText} Convert the file, or submit it to a workflow that accepts its format.`.trim(),
-		},
+		overrides,
 	);
 }
 
