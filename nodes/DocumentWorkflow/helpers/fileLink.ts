@@ -1,31 +1,70 @@
 /**
  * Downloads from a link the API handed out (the original-file link). It goes through
  * n8n's plain `httpRequest`, never the authenticated one, so the link's host never
- * receives the API key.
+ * receives the API key. The link is signed in its query string: errors name the host and
+ * path only, never the query, so a link that has not yet expired is not handed on.
  */
-import type { IExecuteFunctions, IN8nHttpFullResponse } from 'n8n-workflow';
-import { cancelSignalOf } from '../../shared/transport';
+import type { IExecuteFunctions, IN8nHttpFullResponse, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { DEFAULT_TIMEOUT_MS, cancelSignalOf, networkErrorCode } from '../../shared/transport';
 import { lowerCaseHeaders } from '../../shared/transport/responses';
 
+/** The link without its query string (the signature): what errors may show of it. */
+export function linkWithoutSecret(url: string): string {
+	try {
+		const parsed = new URL(url);
+		return `${parsed.origin}${parsed.pathname}`;
+	} catch {
+		return url.split(/[?#]/)[0];
+	}
+}
+
+/** Text (e.g. an error page the file host sent) with the link's query string and each of its values taken out. */
+export function withoutLinkSecrets(text: string, url: string): string {
+	let search: URLSearchParams;
+	try {
+		search = new URL(url).searchParams;
+	} catch {
+		return text;
+	}
+	let clean = text;
+	for (const value of search.values()) if (value.length >= 6) clean = clean.split(value).join('[redacted]');
+	return clean;
+}
+
 /**
- * Like `downloadFromLink`, but hands the response body over as a stream, so a large file
- * can go into n8n's binary store without being held in memory. Also unauthenticated.
- * A caller that does not use the body of an error status must still consume it
- * (`drainStream`) so the connection is released.
+ * Sends the GET and hands the response body over as a stream, so a large file can go into
+ * n8n's binary store without being held in memory. A caller that does not use the body of
+ * an error status must still consume it (`drainStream`) so the connection is released.
  */
 export async function downloadStreamFromLink(
 	ctx: IExecuteFunctions,
 	url: string,
+	itemIndex: number,
 ): Promise<{ statusCode: number; body: AsyncIterable<unknown> & object; headers: Record<string, string> }> {
-	const response = (await ctx.helpers.httpRequest({
-		method: 'GET',
-		url,
-		encoding: 'stream',
-		returnFullResponse: true,
-		ignoreHttpStatusErrors: true,
-		timeout: 300_000,
-		abortSignal: cancelSignalOf(ctx),
-	})) as IN8nHttpFullResponse;
+	const signal = cancelSignalOf(ctx);
+	let response: IN8nHttpFullResponse;
+	try {
+		response = (await ctx.helpers.httpRequest({
+			method: 'GET',
+			url,
+			encoding: 'stream',
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+			timeout: DEFAULT_TIMEOUT_MS,
+			abortSignal: signal,
+		})) as IN8nHttpFullResponse;
+	} catch (error) {
+		if (signal?.aborted) throw new NodeOperationError(ctx.getNode(), 'The execution was cancelled while downloading the original file', { itemIndex });
+		// n8n's error quotes the whole request, link and signature included: only the code is kept.
+		const code = networkErrorCode(error);
+		const place = linkWithoutSecret(url);
+		throw new NodeApiError(ctx.getNode(), { networkErrorCode: code ?? null, method: 'GET', url: place } as JsonObject, {
+			message: 'Could not download the original file: the file host gave no answer',
+			description: `GET ${place} got no HTTP answer${code ? ` (error code ${code})` : ''}. Check that n8n can reach this host, then try again; a new link is requested on each run.`,
+			itemIndex,
+		});
+	}
 	return {
 		statusCode: response.statusCode,
 		body: response.body as unknown as AsyncIterable<unknown> & object,

@@ -43,6 +43,14 @@ export function automaticIdempotencyKey(ctx: IExecuteFunctions, itemIndex: numbe
 const STORE_KEY = 'documentWorkflowTriggerResults';
 
 /**
+ * What a retry needs of a trigger result, as a short tuple: the document, its run and the
+ * status, plus the reference only when the API echoed something other than what was sent.
+ * n8n saves the execution context with the execution, so for a batch of thousands of items
+ * this stays a few dozen bytes per item however long the references or answers are.
+ */
+type Remembered = [documentId: string | null, runId: string | null, status: string | null, reference?: unknown];
+
+/**
  * Trigger results by idempotency key, kept in the node's execution context. n8n keeps that
  * context for the whole execution, including the re-runs of "Retry On Fail", so a retry can
  * reuse what an earlier attempt got instead of asking the API again.
@@ -53,11 +61,33 @@ function store(ctx: IExecuteFunctions): IDataObject {
 	return context[STORE_KEY] as IDataObject;
 }
 
-export function rememberTriggerResult(ctx: IExecuteFunctions, key: string, result: IDataObject): void {
-	store(ctx)[key.toLowerCase()] = result;
+/** Kept for a key whose upload ran out of time: a 409 on it in a later attempt may mean "still in flight". */
+const TIMED_OUT = 'timedOut';
+
+export function rememberTimedOutUpload(ctx: IExecuteFunctions, key: string): void {
+	const entries = store(ctx);
+	if (!Array.isArray(entries[key.toLowerCase()])) entries[key.toLowerCase()] = TIMED_OUT;
 }
 
-export function recalledTriggerResult(ctx: IExecuteFunctions, key: string): IDataObject | undefined {
+export function uploadTimedOutBefore(ctx: IExecuteFunctions, key: string): boolean {
+	return store(ctx)[key.toLowerCase()] === TIMED_OUT;
+}
+
+const textOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** The API echoes the reference sent; an empty one comes back as null. */
+const echoOf = (reference: string): string | null => (reference === '' ? null : reference);
+
+export function rememberTriggerResult(ctx: IExecuteFunctions, key: string, result: IDataObject, sentReference: string): void {
+	const remembered: Remembered = [textOrNull(result.documentId), textOrNull(result.runId), textOrNull(result.status)];
+	if ((result.reference ?? null) !== echoOf(sentReference)) remembered.push(result.reference ?? null);
+	store(ctx)[key.toLowerCase()] = remembered;
+}
+
+/** The trigger result an earlier attempt with this key got, rebuilt from what was kept; undefined if none. */
+export function recalledTriggerResult(ctx: IExecuteFunctions, key: string, sentReference: string): IDataObject | undefined {
 	const found = store(ctx)[key.toLowerCase()];
-	return found && typeof found === 'object' ? { ...(found as IDataObject) } : undefined;
+	if (!Array.isArray(found)) return undefined;
+	const [documentId, runId, status, reference] = found as Remembered;
+	return { documentId, runId, status, reference: found.length > 3 ? (reference as IDataObject['reference']) : echoOf(sentReference) };
 }

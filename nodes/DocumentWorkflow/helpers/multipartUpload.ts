@@ -1,30 +1,44 @@
 /**
  * The multipart/form-data body of a trigger request: the `file` part (with the binary's
- * file name and media type) and, when set, the `reference` part.
+ * file name and media type) and, when set, the `reference` part. This is the one place that
+ * frames the body and names its content type.
  *
  * In n8n's in-memory binary mode the file is already a base64 string in the item, so the
- * body is one Buffer. When n8n keeps binaries on disk (or in another store) the binary has
- * an `id`, and the file is streamed from n8n's store into the request, never read whole
- * into memory.
+ * body is one Buffer, built once and sent again as it is on a retry. When n8n keeps binaries
+ * on disk (or in another store) the binary has an `id`, and each attempt streams the file
+ * from n8n's store into the request, never reading it whole into memory.
  */
 import { randomBytes } from 'node:crypto';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
-
-/** The stream type n8n's binary helpers hand out (node's Readable), named without importing 'stream'. */
-export type BinaryStream = Awaited<ReturnType<IExecuteFunctions['helpers']['getBinaryStream']>>;
-
-export interface MultipartBody {
-	/** A Buffer (in-memory binaries) or a Readable (binaries kept by id). */
-	body: Buffer | BinaryStream;
-	contentType: string;
-	/** Byte length when known up front (always for a Buffer body). */
-	length?: number;
-	streamed: boolean;
-}
+import { BINARY_ENCODING } from 'n8n-workflow';
+import { DEFAULT_TIMEOUT_MS } from '../../shared/transport';
 
 export interface UploadFile {
 	fileName: string;
 	mimeType: string;
+}
+
+/** A body ready to send, again and again: each call of `body()` gives a fresh one for one attempt. */
+export interface MultipartUpload {
+	contentType: string;
+	file: UploadFile;
+	/** The file's size in bytes, when n8n knows it. */
+	fileBytes?: number;
+	body(): Promise<Buffer | NodeJS.ReadableStream>;
+}
+
+/** A conservative upload rate, 1 MB per 8 s (about 1 Mbit/s): a slow link still finishes within the time given. */
+const UPLOAD_MS_PER_MB = 8_000;
+/** For a file whose size n8n does not report: as long as a 2 GB file would get at that rate. */
+const UNKNOWN_SIZE_BYTES = 2 * 1024 ** 3;
+
+/**
+ * How long one upload attempt may take until the API answers: the time any request gets
+ * (the floor) plus the file's bytes at the conservative rate.
+ */
+export function uploadTimeoutMs(fileBytes: number | undefined): number {
+	const bytes = fileBytes ?? UNKNOWN_SIZE_BYTES;
+	return DEFAULT_TIMEOUT_MS + Math.ceil((bytes / 1024 ** 2) * UPLOAD_MS_PER_MB);
 }
 
 /** Escapes a form-data parameter value the way browsers do (WHATWG HTML: `"`, CR and LF percent-encoded). */
@@ -32,12 +46,12 @@ function escapeParam(value: string): string {
 	return value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 }
 
-export function newBoundary(): string {
+function newBoundary(): string {
 	return `----n8nDocumentWorkflow${randomBytes(16).toString('hex')}`;
 }
 
 /** What precedes and follows the file's bytes in the body. */
-export function multipartFrame(
+function multipartFrame(
 	boundary: string,
 	file: UploadFile,
 	reference: string | undefined,
@@ -58,50 +72,50 @@ export function multipartFrame(
 }
 
 /** The file name and media type to send for a binary; falls back to sensible defaults. */
-export function uploadFileOf(binary: IBinaryData): UploadFile {
+function uploadFileOf(binary: IBinaryData): UploadFile {
 	const extension = binary.fileExtension ? `.${binary.fileExtension}` : '';
 	const fileName = binary.fileName?.trim() || `document${extension}`;
 	const mimeType = binary.mimeType?.trim() || 'application/octet-stream';
 	return { fileName, mimeType };
 }
 
-/**
- * Builds the body for one attempt. A stream can be sent only once, so callers that may
- * retry call this again for each attempt (the transport's `bodyFactory`), with the same
- * boundary (it is part of the Content-Type header, set once per request).
- */
-export async function buildMultipartBody(
-	ctx: IExecuteFunctions,
-	itemIndex: number,
-	binaryPropertyName: string,
-	binary: IBinaryData,
-	reference: string | undefined,
-	boundary: string,
-): Promise<MultipartBody> {
-	const { preamble, epilogue } = multipartFrame(boundary, uploadFileOf(binary), reference);
-	const contentType = `multipart/form-data; boundary=${boundary}`;
+/** The size of a binary kept by id: from the binary itself, else from n8n's store; undefined if neither knows. */
+async function storedFileBytes(ctx: IExecuteFunctions, binary: IBinaryData & { id: string }): Promise<number | undefined> {
+	if (typeof binary.bytes === 'number') return binary.bytes;
+	try {
+		const { fileSize } = await ctx.helpers.getBinaryMetadata(binary.id);
+		return Number.isFinite(fileSize) ? fileSize : undefined;
+	} catch (error) {
+		ctx.logger?.debug('The binary store did not give the file size', { error: (error as Error).message });
+		return undefined;
+	}
+}
 
-	if (!binary.id) {
-		const file = await ctx.helpers.getBinaryDataBuffer(itemIndex, binaryPropertyName);
-		const body = Buffer.concat([preamble, file, epilogue]);
-		return { body, contentType, length: body.length, streamed: false };
+/** The upload of one binary (with an optional reference) as a multipart body. */
+export async function multipartUpload(ctx: IExecuteFunctions, binary: IBinaryData, reference: string | undefined): Promise<MultipartUpload> {
+	const boundary = newBoundary();
+	const file = uploadFileOf(binary);
+	const contentType = `multipart/form-data; boundary=${boundary}`;
+	const { preamble, epilogue } = multipartFrame(boundary, file, reference);
+
+	const { id } = binary;
+	if (!id) {
+		const whole = Buffer.concat([preamble, Buffer.from(binary.data, BINARY_ENCODING), epilogue]);
+		return { contentType, file, fileBytes: whole.length - preamble.length - epilogue.length, body: async () => whole };
 	}
 
-	const fileStream = await ctx.helpers.getBinaryStream(binary.id);
-	async function* parts(): AsyncGenerator<Buffer> {
+	async function* framed(fileStream: AsyncIterable<unknown>): AsyncGenerator<Buffer> {
 		yield preamble;
-		for await (const chunk of fileStream) {
-			yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-		}
+		for await (const chunk of fileStream) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
 		yield epilogue;
 	}
-	// Node code may not import 'stream', but the file stream n8n gave us is a Readable (or a
-	// subclass such as fs.ReadStream), and `Readable.from` is a static method its constructor
-	// inherits: it turns the async generator into a new Readable that n8n's HTTP client
-	// (axios) pipes into the request as it is read.
-	const ReadableClass = fileStream.constructor as unknown as {
-		from(iterable: AsyncIterable<Buffer>, options?: { objectMode?: boolean }): BinaryStream;
+	return {
+		contentType,
+		file,
+		fileBytes: await storedFileBytes(ctx, { ...binary, id }),
+		// A stream can be sent only once, so each attempt opens the file again. `compose` is the
+		// Readable's own method for piping it through a generator; it returns a Readable (a Duplex)
+		// that n8n's HTTP client (axios) pipes into the request as the server reads it.
+		body: async () => (await ctx.helpers.getBinaryStream(id)).compose(framed),
 	};
-	const body = ReadableClass.from(parts(), { objectMode: false });
-	return { body, contentType, streamed: true };
 }

@@ -171,7 +171,7 @@ export function apiErrorFromResponse(
  * failures in a NodeApiError whose httpCode is the code (e.g. ECONNRESET), keeping the
  * original in `cause`.
  */
-function networkErrorCode(error: unknown): string | undefined {
+export function networkErrorCode(error: unknown): string | undefined {
 	const candidates = [
 		(error as { httpCode?: unknown })?.httpCode,
 		(error as { code?: unknown })?.code,

@@ -4,8 +4,8 @@
  * Every request goes through `apiRequest`: it builds the URL from the credential's
  * `baseUrl`, refuses path ids that are not UUIDs before anything is sent, authenticates
  * through n8n's `httpRequestWithAuthentication`, waits out `429 Retry-After` per rate
- * limit (reads, triggers and original-file downloads are limited separately), retries
- * what is safe to retry, and turns error responses into `NodeApiError`s that say what
+ * limit (reads, triggers and original-file downloads are limited separately; a 429 was
+ * not processed, so any request is sent again), retries what else is safe to retry, and turns error responses into `NodeApiError`s that say what
  * happened and what to do. The API key never passes through this module's hands: n8n
  * adds it in the credential's `authenticate`, and errors are built from a clean object,
  * never from the request that carried the key.
@@ -24,7 +24,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { CREDENTIAL_TYPE } from '../credentialType';
 import { cancelSignalOf, pause } from './cancellation';
 import type { ApiErrorOverrides, RequestPlace } from './errors';
-import { apiErrorFromResponse, isNetworkFailure, networkError, rateLimitError, withoutSecret } from './errors';
+import { apiErrorFromResponse, isNetworkFailure, networkError, networkErrorCode, rateLimitError, withoutSecret } from './errors';
 import type { RateLimitClass } from './rateLimits';
 import { closeRateLimitUntil, limitScope, parseRetryAfter, rateLimitOpensAt } from './rateLimits';
 import { asJson, lowerCaseHeaders } from './responses';
@@ -88,6 +88,60 @@ function isRetryableStatus(status: number): boolean {
 	return status >= 500 && status !== 501;
 }
 
+/** How long one attempt may take until the answer's headers arrive, unless the caller says otherwise. */
+export const DEFAULT_TIMEOUT_MS = 300_000;
+
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED']);
+
+function isTimeoutCode(code: string | undefined): boolean {
+	return code !== undefined && TIMEOUT_CODES.has(code);
+}
+
+export interface ApiRequestOptions {
+	retry?: Partial<RetryPolicy>;
+	acceptStatuses?: number[];
+	errorOverrides?: Record<number, ApiErrorOverrides>;
+	encoding?: 'json' | 'arraybuffer';
+	/** How long one attempt may take until the answer's headers arrive (default `DEFAULT_TIMEOUT_MS`). */
+	timeoutMs?: number;
+	/**
+	 * Told each time an attempt runs out of time: that attempt may still be in the server's
+	 * hands, which a caller may need to know (e.g. to read a 409 on a repeated idempotency key).
+	 */
+	onTimedOut?: () => void;
+}
+
+/** Everything about one API request that stays the same across its attempts. */
+interface Call {
+	ctx: ApiContext;
+	node: INode;
+	request: ApiRequest;
+	options: ApiRequestOptions;
+	baseUrl: string;
+	path: string;
+	where: RequestPlace;
+	headers: Record<string, string>;
+	policy: RetryPolicy;
+	limit: RateLimitClass;
+	scope: string;
+	signal: AbortSignal | undefined;
+	apiKey: string;
+	/** A POST may be repeated after a lost answer only when the server can recognise the repeat. */
+	retriesAreSafe: boolean;
+}
+
+/** What the attempts so far have used up. */
+interface Attempts {
+	failures: number;
+	rateLimited: number;
+}
+
+/** One attempt's result: an HTTP answer, or a failure that got none. */
+type Outcome = { answered: true; response: IN8nHttpFullResponse } | { answered: false; error: unknown };
+
+/** What to do after an attempt: hand back an answer, or wait (rate limit gate, backoff) and try again. */
+type Decision<T> = { done: ApiResponse<T> } | { retry: true };
+
 /**
  * Sends one API request, with waiting and retries, and returns the parsed response.
  * Non-2xx answers become `NodeApiError`s; `acceptStatuses` lets a caller handle some itself.
@@ -95,133 +149,150 @@ function isRetryableStatus(status: number): boolean {
 export async function apiRequest<T = unknown>(
 	ctx: ApiContext,
 	request: ApiRequest,
-	options: {
-		retry?: Partial<RetryPolicy>;
-		acceptStatuses?: number[];
-		errorOverrides?: Record<number, ApiErrorOverrides>;
-		encoding?: 'json' | 'arraybuffer';
-		timeoutMs?: number;
-	} = {},
+	options: ApiRequestOptions = {},
 ): Promise<ApiResponse<T>> {
+	const call = await prepare(ctx, request, options);
+	const attempts: Attempts = { failures: 0, rateLimited: 0 };
+	for (;;) {
+		await waitForRateLimit(call);
+		const outcome = await attempt(call);
+		const decision = outcome.answered
+			? await onAnswer<T>(call, attempts, outcome.response)
+			: await onNoAnswer(call, attempts, outcome.error);
+		if ('done' in decision) return decision.done;
+	}
+}
+
+async function prepare(ctx: ApiContext, request: ApiRequest, options: ApiRequestOptions): Promise<Call> {
 	const node = ctx.getNode();
 	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
 	const baseUrl = normalizeBaseUrl(node, credentials.baseUrl);
 	const path = buildPath(node, request);
-	const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-	const limit: RateLimitClass = request.rateLimit ?? (request.method === 'GET' ? 'read' : 'trigger');
-	const scope = limitScope(baseUrl, credentials);
-	const signal = cancelSignalOf(ctx);
-	// A POST may be repeated only when the server can recognise the repeat.
-	const retriesAreSafe = request.method === 'GET' || request.idempotencyKey !== undefined;
-	const where = { method: request.method, path, itemIndex: request.itemIndex };
-
 	const headers: Record<string, string> = { Accept: 'application/json, application/problem+json', ...request.headers };
 	if (request.idempotencyKey) headers['Idempotency-Key'] = request.idempotencyKey;
+	return {
+		ctx,
+		node,
+		request,
+		options,
+		baseUrl,
+		path,
+		where: { method: request.method, path, itemIndex: request.itemIndex },
+		headers,
+		policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+		limit: request.rateLimit ?? (request.method === 'GET' ? 'read' : 'trigger'),
+		scope: limitScope(baseUrl, credentials),
+		signal: cancelSignalOf(ctx),
+		apiKey: String(credentials.apiKey ?? ''),
+		retriesAreSafe: request.method === 'GET' || request.idempotencyKey !== undefined,
+	};
+}
 
-	let failures = 0;
-	let rateLimited = 0;
-	for (;;) {
-		const opensAt = rateLimitOpensAt(scope, limit);
-		if (opensAt > Date.now()) {
-			if (policy.deadline !== undefined && opensAt > policy.deadline) {
-				throw rateLimitError(node, where, opensAt - Date.now(), 'the time this run may wait');
-			}
-			await pause(Math.min(opensAt - Date.now(), policy.maxRetryAfterMs), signal);
-		}
-
-		const body = request.bodyFactory ? await request.bodyFactory() : request.body;
-		const httpOptions: IHttpRequestOptions = {
-			method: request.method,
-			baseURL: baseUrl,
-			url: path,
-			qs: request.qs,
-			headers,
-			body: body as IHttpRequestOptions['body'],
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-			json: options.encoding !== 'arraybuffer',
-			encoding: options.encoding === 'arraybuffer' ? 'arraybuffer' : undefined,
-			timeout: options.timeoutMs ?? 300_000,
-			abortSignal: signal,
-			// The API does not redirect. Following redirects would let a 3xx carry the key to
-			// another host, and axios' redirect follower buffers a streamed upload whole in
-			// memory so that it could replay it.
-			disableFollowRedirect: true,
-		};
-
-		let response: IN8nHttpFullResponse;
-		try {
-			ctx.logger?.debug('Document Workflow API request', { method: request.method, path });
-			response = (await ctx.helpers.httpRequestWithAuthentication.call(
-				ctx,
-				CREDENTIAL_TYPE,
-				httpOptions,
-			)) as IN8nHttpFullResponse;
-		} catch (error) {
-			if (signal?.aborted) {
-				throw new NodeOperationError(node, 'The execution was cancelled while waiting for the Document Workflow API', { itemIndex: request.itemIndex });
-			}
-			// n8n's own errors (e.g. a credential that cannot be read) pass through unchanged.
-			if (error instanceof NodeOperationError) throw new NodeOperationError(node, error);
-			if (retriesAreSafe && isNetworkFailure(error) && failures < policy.maxRetries) {
-				await waitBeforeRetry(failures++, policy, signal, node, where);
-				continue;
-			}
-			throw networkError(node, error, where, baseUrl);
-		}
-
-		const responseHeaders = lowerCaseHeaders(response.headers);
-		const statusCode = response.statusCode;
-		if (statusCode < 200 || statusCode >= 300) response.body = withoutSecret(response.body, String(credentials.apiKey ?? '')) as typeof response.body;
-		const correlationId = responseHeaders['x-correlation-id'];
-		ctx.logger?.debug('Document Workflow API response', { method: request.method, path, statusCode, correlationId });
-
-		if (statusCode >= 200 && statusCode < 300) {
-			let body = response.body as unknown;
-			if (options.encoding !== 'arraybuffer' && (typeof body === 'string' || Buffer.isBuffer(body))) {
-				const parsed = asJson(body);
-				if (parsed === undefined && String(body).trim() !== '') {
-					throw new NodeApiError(node, { status: statusCode, path, correlationId: correlationId ?? null } as JsonObject, {
-						message: 'The API answered with a body that is not valid JSON',
-						description: `${request.method} ${path} returned ${statusCode} with: ${String(withoutSecret(String(body), String(credentials.apiKey ?? ''))).slice(0, 200)}${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`,
-						itemIndex: request.itemIndex,
-					});
-				}
-				body = parsed;
-			}
-			return { body: body as T, statusCode, headers: responseHeaders, correlationId };
-		}
-
-		if (statusCode === 429) {
-			const retryAfterMs = parseRetryAfter(responseHeaders['retry-after']) ?? backoffDelay(rateLimited, policy) + 1000;
-			const until = Date.now() + retryAfterMs;
-			// Other requests of this class wait too, but only for a wait this request would take itself.
-			if (retryAfterMs <= policy.maxRetryAfterMs) closeRateLimitUntil(scope, limit, until);
-			if (!retriesAreSafe) throw apiErrorFromResponse(node, { statusCode, body: response.body, headers: responseHeaders }, where, {
-				advice: `The rate limit is exceeded; Retry-After is ${Math.ceil(retryAfterMs / 1000)} s. This upload was not retried because it carries no Idempotency-Key (turn the idempotency option on to let the node retry safely).`,
-			});
-			if (retryAfterMs > policy.maxRetryAfterMs) throw rateLimitError(node, where, retryAfterMs, `the ${Math.round(policy.maxRetryAfterMs / 1000)} s the node waits at most`);
-			if (policy.deadline !== undefined && until > policy.deadline) throw rateLimitError(node, where, retryAfterMs, 'the time this run may wait');
-			if (rateLimited++ >= policy.max429Retries) throw apiErrorFromResponse(node, { statusCode, body: response.body, headers: responseHeaders }, where);
-			continue;
-		}
-
-		if (options.acceptStatuses?.includes(statusCode)) {
-			return { body: asJson(response.body) as T, statusCode, headers: responseHeaders, correlationId };
-		}
-
-		if (retriesAreSafe && isRetryableStatus(statusCode) && failures < policy.maxRetries) {
-			await waitBeforeRetry(failures++, policy, signal, node, where);
-			continue;
-		}
-
-		throw apiErrorFromResponse(
-			node,
-			{ statusCode, body: response.body, headers: responseHeaders },
-			where,
-			options.errorOverrides?.[statusCode],
-		);
+/** Waits while a 429 (this request's or another's) keeps this request's rate limit closed. */
+async function waitForRateLimit(call: Call): Promise<void> {
+	const opensAt = rateLimitOpensAt(call.scope, call.limit);
+	if (opensAt <= Date.now()) return;
+	if (call.policy.deadline !== undefined && opensAt > call.policy.deadline) {
+		throw rateLimitError(call.node, call.where, opensAt - Date.now(), 'the time this run may wait');
 	}
+	await pause(Math.min(opensAt - Date.now(), call.policy.maxRetryAfterMs), call.signal);
+}
+
+/** Sends the request once. Only a cancelled execution and n8n's own errors end the request here. */
+async function attempt(call: Call): Promise<Outcome> {
+	const { ctx, request, options } = call;
+	const body = request.bodyFactory ? await request.bodyFactory() : request.body;
+	const httpOptions: IHttpRequestOptions = {
+		method: request.method,
+		baseURL: call.baseUrl,
+		url: call.path,
+		qs: request.qs,
+		headers: call.headers,
+		body: body as IHttpRequestOptions['body'],
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		json: options.encoding !== 'arraybuffer',
+		encoding: options.encoding === 'arraybuffer' ? 'arraybuffer' : undefined,
+		timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+		abortSignal: call.signal,
+		// The API does not redirect. Following redirects would let a 3xx carry the key to
+		// another host, and axios' redirect follower buffers a streamed upload whole in
+		// memory so that it could replay it.
+		disableFollowRedirect: true,
+	};
+	try {
+		ctx.logger?.debug('Document Workflow API request', { method: request.method, path: call.path });
+		const response = (await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, httpOptions)) as IN8nHttpFullResponse;
+		return { answered: true, response };
+	} catch (error) {
+		if (call.signal?.aborted) {
+			throw new NodeOperationError(call.node, 'The execution was cancelled while waiting for the Document Workflow API', { itemIndex: request.itemIndex });
+		}
+		// n8n's own errors (e.g. a credential that cannot be read) pass through unchanged.
+		if (error instanceof NodeOperationError) throw new NodeOperationError(call.node, error);
+		return { answered: false, error };
+	}
+}
+
+/** No answer: retried with backoff where that is safe, else an error naming the failure. */
+async function onNoAnswer(call: Call, attempts: Attempts, error: unknown): Promise<Decision<never>> {
+	if (isTimeoutCode(networkErrorCode(error))) call.options.onTimedOut?.();
+	if (!call.retriesAreSafe || !isNetworkFailure(error) || attempts.failures >= call.policy.maxRetries) {
+		throw networkError(call.node, error, call.where, call.baseUrl);
+	}
+	await waitBeforeRetry(attempts.failures++, call.policy, call.signal, call.node, call.where);
+	return { retry: true };
+}
+
+/** An HTTP answer: success, a wait for a 429, a retry after a 5xx, a status the caller takes, or an error. */
+async function onAnswer<T>(call: Call, attempts: Attempts, response: IN8nHttpFullResponse): Promise<Decision<T>> {
+	const headers = lowerCaseHeaders(response.headers);
+	const { statusCode } = response;
+	const correlationId = headers['x-correlation-id'];
+	call.ctx.logger?.debug('Document Workflow API response', { method: call.request.method, path: call.path, statusCode, correlationId });
+	const answer = { statusCode, headers, correlationId };
+
+	if (statusCode >= 200 && statusCode < 300) return { done: { ...answer, body: successBody<T>(call, response.body, statusCode, correlationId) } };
+
+	// Error bodies are quoted in errors: a body that echoes the request must not carry the key.
+	const body = withoutSecret(response.body, call.apiKey);
+	if (statusCode === 429) return onRateLimited(call, attempts, { statusCode, body, headers });
+	if (call.options.acceptStatuses?.includes(statusCode)) return { done: { ...answer, body: asJson(body) as T } };
+	if (call.retriesAreSafe && isRetryableStatus(statusCode) && attempts.failures < call.policy.maxRetries) {
+		await waitBeforeRetry(attempts.failures++, call.policy, call.signal, call.node, call.where);
+		return { retry: true };
+	}
+	throw apiErrorFromResponse(call.node, { statusCode, body, headers }, call.where, call.options.errorOverrides?.[statusCode]);
+}
+
+/** A 2xx body: parsed JSON (or the raw bytes asked for); a body that should be JSON and is not is an error. */
+function successBody<T>(call: Call, raw: unknown, statusCode: number, correlationId: string | undefined): T {
+	if (call.options.encoding === 'arraybuffer' || (typeof raw !== 'string' && !Buffer.isBuffer(raw))) return raw as T;
+	const parsed = asJson(raw);
+	if (parsed === undefined && String(raw).trim() !== '') {
+		throw new NodeApiError(call.node, { status: statusCode, path: call.path, correlationId: correlationId ?? null } as JsonObject, {
+			message: 'The API answered with a body that is not valid JSON',
+			description: `${call.request.method} ${call.path} returned ${statusCode} with: ${String(withoutSecret(String(raw), call.apiKey)).slice(0, 200)}${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`,
+			itemIndex: call.request.itemIndex,
+		});
+	}
+	return parsed as T;
+}
+
+/**
+ * A 429 means the request was not processed, so any request (an upload without an
+ * idempotency key too) is sent again once `Retry-After` has passed, within the policy's bounds.
+ */
+function onRateLimited(call: Call, attempts: Attempts, answer: { statusCode: number; body: unknown; headers: Record<string, string> }): Decision<never> {
+	const { policy, node, where } = call;
+	const retryAfterMs = parseRetryAfter(answer.headers['retry-after']) ?? backoffDelay(attempts.rateLimited, policy) + 1000;
+	const until = Date.now() + retryAfterMs;
+	// Other requests of this class wait too, but only for a wait this request would take itself.
+	if (retryAfterMs <= policy.maxRetryAfterMs) closeRateLimitUntil(call.scope, call.limit, until);
+	if (retryAfterMs > policy.maxRetryAfterMs) throw rateLimitError(node, where, retryAfterMs, `the ${Math.round(policy.maxRetryAfterMs / 1000)} s the node waits at most`);
+	if (policy.deadline !== undefined && until > policy.deadline) throw rateLimitError(node, where, retryAfterMs, 'the time this run may wait');
+	if (attempts.rateLimited++ >= policy.max429Retries) throw apiErrorFromResponse(node, answer, where);
+	return { retry: true };
 }
 
 async function waitBeforeRetry(

@@ -130,4 +130,32 @@ describe('Document → Get Original File', () => {
 		expect(await requests(env, { origin: 'files' })).toHaveLength(2);
 		expect(await requests(env, { origin: 'api', pathPrefix: `/documents/${documentId}/original` })).toHaveLength(2);
 	});
+
+	describe('errors from the file host carry the path, never the link\'s signature', () => {
+		async function failedDownload(fault: Record<string, unknown>) {
+			const documentId = await submitted('secret.pdf', pdf('secret'));
+			await env.sandbox.control.addFault({ origin: 'files', ...fault } as never);
+			const result = await env.run({ resource: 'document', operation: 'getOriginal', documentId, download: true, binaryPropertyName: 'data' });
+			const [fileRequest] = await requests(env, { origin: 'files' });
+			const link = new URL(fileRequest.path, env.sandbox.fileBaseUrl);
+			const shown = JSON.stringify({ message: result.error?.message, description: result.error?.description, error: result.error, items: result.items });
+			return { result, link, shown };
+		}
+
+		it('a server error', async () => {
+			const { result, link, shown } = await failedDownload({ kind: 'status5xx', status: 502, count: 1 });
+			expect(result.error?.message).toBe('Downloading the original file failed (HTTP 502)');
+			expect(result.error?.description).toContain(`Request: GET ${link.origin}${link.pathname}`);
+			expect(link.searchParams.get('sig')).toEqual(expect.any(String));
+			expect(shown).not.toContain(link.searchParams.get('sig'));
+		});
+
+		it('a connection dropped without an answer', async () => {
+			const { result, link, shown } = await failedDownload({ kind: 'drop', count: 1 });
+			expect(result.error?.message).toBe('Could not download the original file: the file host gave no answer');
+			expect(result.error?.description).toContain(`GET ${link.origin}${link.pathname}`);
+			expect(shown).not.toContain(link.searchParams.get('sig'));
+			expect(shown).not.toContain(link.search);
+		});
+	});
 });

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { apiRequest, requireUuid } from '../../../shared/transport';
-import { downloadStreamFromLink, drainStream } from '../../helpers/fileLink';
+import { downloadStreamFromLink, drainStream, linkWithoutSecret, withoutLinkSecrets } from '../../helpers/fileLink';
 import { documentIdField } from '../fields';
 import { forEachItem } from '../forEachItem';
 
@@ -94,7 +94,7 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 		let linkRequests = 1;
 		for (;;) {
 			// The link needs no key; the unauthenticated helper keeps the API key away from its host.
-			const response = await downloadStreamFromLink(this, link.url);
+			const response = await downloadStreamFromLink(this, link.url, itemIndex);
 			if (response.statusCode >= 200 && response.statusCode < 300) {
 				const fileName = fileNameFrom(response.headers, link.url) ?? `document-${documentId}`;
 				const mimeType = response.headers['content-type']?.split(';')[0].trim() || undefined;
@@ -118,13 +118,14 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 				linkRequests++;
 				continue;
 			}
-			throw new NodeApiError(this.getNode(), { status: response.statusCode, documentId } as JsonObject, {
+			const place = linkWithoutSecret(link.url);
+			throw new NodeApiError(this.getNode(), { status: response.statusCode, documentId, method: 'GET', url: place } as JsonObject, {
 				message: `Downloading the original file failed (HTTP ${response.statusCode})`,
 				description: `The file host answered ${response.statusCode}${linkRequests > 1 ? ' even with a freshly requested link' : ''}. ${
 					EXPIRED_LINK_STATUSES.includes(response.statusCode)
 						? 'The link may have expired again or the file may no longer be available; try again later.'
 						: 'Try again later.'
-				}${text ? `\nResponse: ${text.slice(0, 300)}` : ''}`,
+				}${text ? `\nResponse: ${withoutLinkSecrets(text, link.url).slice(0, 300)}` : ''}\nRequest: GET ${place} (the link's signature is left out)`,
 				httpCode: String(response.statusCode),
 				itemIndex,
 			});

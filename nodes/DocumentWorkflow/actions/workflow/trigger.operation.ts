@@ -1,10 +1,12 @@
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { mapWithConcurrency } from '../../helpers/concurrency';
-import { automaticIdempotencyKey, recalledTriggerResult, rememberTriggerResult } from '../../helpers/idempotency';
-import { buildMultipartBody, newBoundary, uploadFileOf } from '../../helpers/multipartUpload';
+import { automaticIdempotencyKey, recalledTriggerResult, rememberTimedOutUpload, rememberTriggerResult, uploadTimedOutBefore } from '../../helpers/idempotency';
+import type { MultipartUpload } from '../../helpers/multipartUpload';
+import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
 import type { WaitTarget } from '../../helpers/runWaiter';
 import { DEFAULT_WAIT_SETTINGS, heldItem } from '../../helpers/runWaiter';
+import type { ApiErrorOverrides, ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { workflowIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';
@@ -66,7 +68,7 @@ export const description: INodeProperties[] = [
 							'Derived from the execution, this node and the item, so Retry On Fail and network retries never submit the same item twice',
 					},
 					{ name: 'Custom', value: 'custom', description: 'Use your own key per item, e.g. a GUID from an upstream system' },
-					{ name: 'Off', value: 'off', description: 'Send no key: every attempt may create a new document, and failed uploads are not retried' },
+					{ name: 'Off', value: 'off', description: 'Send no key: every attempt may create a new document, so an upload whose answer was lost is not retried' },
 				],
 				default: 'automatic',
 				description: 'The Idempotency-Key sent with each submission. The API answers a repeated key with 409 instead of creating a second document.',
@@ -79,6 +81,15 @@ export const description: INodeProperties[] = [
 				placeholder: 'e.g. 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70',
 				description: 'A GUID, unique per document you want created; usually an expression. Used when Idempotency Key is Custom.',
 				displayOptions: { show: { idempotencyKeyMode: ['custom'] } },
+			},
+			{
+				displayName: 'Upload Timeout (Seconds)',
+				name: 'uploadTimeoutSeconds',
+				type: 'number',
+				typeOptions: { minValue: 0 },
+				default: 0,
+				description:
+					'How long one upload attempt may take until the API answers. 0 sizes it to the file: 5 minutes plus 8 seconds per MB (about 1 Mbit/s), so a large file on a slow link is not cut off.',
 			},
 		],
 	},
@@ -114,8 +125,7 @@ export function inputBinary(ctx: IExecuteFunctions, item: INodeExecutionData, it
 	return binary;
 }
 
-function idempotencyKeyFor(ctx: IExecuteFunctions, itemIndex: number): string | undefined {
-	const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
+function idempotencyKeyFor(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): string | undefined {
 	const mode = (options.idempotencyKeyMode as string | undefined) ?? 'automatic';
 	if (mode === 'off') return undefined;
 	if (mode === 'custom') {
@@ -153,7 +163,33 @@ async function acceptedFormats(ctx: IExecuteFunctions, workflowId: string, itemI
 	}
 }
 
-interface Submission {
+/** One item's submission, read once from the item and the node's parameters. */
+interface ItemSubmission {
+	itemIndex: number;
+	workflowId: string;
+	binary: IBinaryData;
+	reference: string;
+	/** Undefined when Idempotency Key is Off. */
+	idempotencyKey?: string;
+	/** 0: sized to the file. */
+	uploadTimeoutSeconds: number;
+}
+
+function readSubmission(ctx: IExecuteFunctions, item: INodeExecutionData, itemIndex: number): ItemSubmission {
+	const workflowId = requireUuid(ctx.getNode(), 'workflowId', ctx.getNodeParameter('workflowId', itemIndex), itemIndex);
+	const binaryPropertyName = String(ctx.getNodeParameter('binaryPropertyName', itemIndex, 'data')).trim();
+	const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	return {
+		itemIndex,
+		workflowId,
+		binary: inputBinary(ctx, item, itemIndex, binaryPropertyName),
+		reference: String(ctx.getNodeParameter('reference', itemIndex, '') ?? ''),
+		idempotencyKey: idempotencyKeyFor(ctx, itemIndex, options),
+		uploadTimeoutSeconds: Math.max(0, Number(options.uploadTimeoutSeconds ?? 0) || 0),
+	};
+}
+
+interface Submitted {
 	result: IDataObject;
 	submittedAt: number;
 }
@@ -162,83 +198,120 @@ interface Submission {
  * Submissions of this node execution by idempotency key: items that share a (custom) key
  * share one submission instead of racing each other into a 409.
  */
-type SubmissionsInFlight = Map<string, Promise<Submission>>;
+type SubmissionsInFlight = Map<string, Promise<Submitted>>;
 
-async function submit(
-	ctx: IExecuteFunctions,
-	item: INodeExecutionData,
-	itemIndex: number,
-	inFlight: SubmissionsInFlight,
-): Promise<Submission> {
-	const node = ctx.getNode();
-	const workflowId = requireUuid(node, 'workflowId', ctx.getNodeParameter('workflowId', itemIndex), itemIndex);
-	const binaryPropertyName = String(ctx.getNodeParameter('binaryPropertyName', itemIndex, 'data')).trim();
-	const reference = String(ctx.getNodeParameter('reference', itemIndex, '') ?? '');
-	const binary = inputBinary(ctx, item, itemIndex, binaryPropertyName);
-	const key = idempotencyKeyFor(ctx, itemIndex);
-
+async function submit(ctx: IExecuteFunctions, submission: ItemSubmission, inFlight: SubmissionsInFlight): Promise<Submitted> {
+	const key = submission.idempotencyKey;
 	// Retry On Fail re-runs the node in the same execution: what this key already got is reused.
-	const earlier = key ? recalledTriggerResult(ctx, key) : undefined;
+	const earlier = key ? recalledTriggerResult(ctx, key, submission.reference) : undefined;
 	if (earlier) return { result: earlier, submittedAt: Date.now() };
 	const pending = key ? inFlight.get(key) : undefined;
 	if (pending) return await pending;
-	const sending = send(ctx, itemIndex, workflowId, binaryPropertyName, binary, reference, key);
+	const sending = send(ctx, submission);
 	if (key) inFlight.set(key, sending);
 	return await sending;
 }
 
-async function send(
-	ctx: IExecuteFunctions,
-	itemIndex: number,
-	workflowId: string,
-	binaryPropertyName: string,
-	binary: IBinaryData,
-	reference: string,
-	key: string | undefined,
-): Promise<Submission> {
-	const node = ctx.getNode();
-	const boundary = newBoundary();
+async function send(ctx: IExecuteFunctions, submission: ItemSubmission): Promise<Submitted> {
+	const { itemIndex, workflowId, idempotencyKey: key } = submission;
+	const upload = await multipartUpload(ctx, submission.binary, submission.reference);
+	const timeoutMs = submission.uploadTimeoutSeconds > 0 ? submission.uploadTimeoutSeconds * 1000 : uploadTimeoutMs(upload.fileBytes);
 	const response = await apiRequest<IDataObject>(
 		ctx,
 		{
 			method: 'POST',
 			path: '/workflows/{workflowId}/trigger',
 			pathParams: { workflowId },
-			headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` },
-			bodyFactory: async () => (await buildMultipartBody(ctx, itemIndex, binaryPropertyName, binary, reference, boundary)).body,
+			headers: { 'Content-Type': upload.contentType },
+			bodyFactory: upload.body,
 			rateLimit: 'trigger',
 			idempotencyKey: key,
 			itemIndex,
 		},
-		{ acceptStatuses: [400, 409] },
+		{
+			acceptStatuses: [400, 409],
+			timeoutMs,
+			// A later attempt (or a Retry On Fail of this node) may then meet the key still held by this one.
+			onTimedOut: key ? () => rememberTimedOutUpload(ctx, key) : undefined,
+		},
 	);
-	const where = { method: 'POST', path: `/workflows/${workflowId}/trigger`, itemIndex };
-	const raw = { statusCode: response.statusCode, body: response.body, headers: response.headers };
 
 	if (response.statusCode === 409) {
-		const stored = key ? recalledTriggerResult(ctx, key) : undefined;
+		const stored = key ? recalledTriggerResult(ctx, key, submission.reference) : undefined;
 		if (stored) return { result: stored, submittedAt: Date.now() };
-		throw apiErrorFromResponse(node, raw, where, {
-			message: 'This document was already accepted by an earlier attempt with the same idempotency key (409)',
-			advice: `An earlier request with Idempotency-Key ${key ?? '(none)'} was accepted (or is still being processed), for example when its response was lost to a dropped connection. No second document was created. The API does not return the earlier result for a repeated key, so this node cannot show its document ID: find the document in the service (or with Document → Get Runs / Event → Get Many, e.g. by its reference), or, to submit the file again as a new document, use a new key (a new execution gets new automatic keys).`,
-		});
+		throw repeatedKeyError(ctx, submission, response, timeoutMs);
 	}
-	if (response.statusCode === 400) {
-		const formats = await acceptedFormats(ctx, workflowId, itemIndex);
-		const file = uploadFileOf(binary);
-		const formatsText = formats
-			? formats.length
-				? `The workflow accepts: ${formats.join(', ')}.`
-				: 'The workflow has no API trigger, so it rejects every document; add an API trigger to its graph.'
-			: '';
-		throw apiErrorFromResponse(node, raw, where, {
-			message: 'The workflow did not accept this document (400)',
-			advice: `The file "${file.fileName}" (${file.mimeType}) was rejected, usually because its format is not one the workflow's trigger accepts. ${formatsText} Convert the file, or submit it to a workflow that accepts its format.`.trim(),
-		});
-	}
+	if (response.statusCode === 400) throw await rejectedFormatError(ctx, submission, upload, response);
 	const result = response.body ?? {};
-	if (key) rememberTriggerResult(ctx, key, result);
+	if (key) rememberTriggerResult(ctx, key, result, submission.reference);
 	return { result, submittedAt: Date.now() };
+}
+
+/** What a 409 on a repeated key means for the document: accepted, or possibly still in the API's hands. */
+type RepeatedKeyState = 'accepted' | 'inFlight';
+
+/** `waitOutcome` of an item whose submission ended in a 409, by what the 409 means. */
+const REPEATED_KEY_OUTCOMES: Record<RepeatedKeyState, string> = { accepted: 'alreadySubmitted', inFlight: 'submissionInFlight' };
+
+function repeatedKeyState(ctx: IExecuteFunctions, key: string | undefined): RepeatedKeyState {
+	// After our own time-out (in this request, or in an earlier run of this node in this
+	// execution) the first attempt may still be uploading or being processed: its key is then
+	// held (409) though no document may exist yet. A connection lost otherwise means the API
+	// either accepted the request or released the key.
+	return key !== undefined && uploadTimedOutBefore(ctx, key) ? 'inFlight' : 'accepted';
+}
+
+function repeatedKeyError(ctx: IExecuteFunctions, submission: ItemSubmission, response: ApiResponse<IDataObject>, timeoutMs: number) {
+	const key = submission.idempotencyKey ?? '(none)';
+	const state = repeatedKeyState(ctx, submission.idempotencyKey);
+	const overrides =
+		state === 'inFlight'
+			? {
+					message: 'An earlier attempt with the same idempotency key may still be in progress (409)',
+					advice: `The upload with Idempotency-Key ${key} got no answer within ${Math.round(timeoutMs / 1000)} s, and when it was sent again the API still held the key. The first attempt may still be uploading or being processed: it may yet create the document, or fail and free the key. No document ID is known yet, and no second document can be created with this key. Run the item again in a few minutes with the same key (a Retry On Fail with a wait of a few minutes does this): it is submitted if the first attempt failed, and reported as already accepted if it succeeded. If uploads of this size take longer than ${Math.round(timeoutMs / 1000)} s, raise Options → Upload Timeout.`,
+				}
+			: {
+					message: 'This document was already accepted by an earlier attempt with the same idempotency key (409)',
+					advice: `An earlier request with Idempotency-Key ${key} was accepted, for example when its response was lost to a dropped connection. No second document was created. The API does not return the earlier result for a repeated key, so this node cannot show its document ID: find the document in the service (or with Document → Get Runs / Event → Get Many, e.g. by its reference), or, to submit the file again as a new document, use a new key (a new execution gets new automatic keys).`,
+				};
+	const error = submissionError(ctx, submission, response, overrides);
+	// In the error's details (shown in n8n and kept in error items) so a workflow can branch on it.
+	if (error.errorResponse) Object.assign(error.errorResponse, { submission: state, idempotencyKey: submission.idempotencyKey ?? null });
+	return error;
+}
+
+async function rejectedFormatError(ctx: IExecuteFunctions, submission: ItemSubmission, upload: MultipartUpload, response: ApiResponse<IDataObject>) {
+	const formats = await acceptedFormats(ctx, submission.workflowId, submission.itemIndex);
+	const formatsText = formats
+		? formats.length
+			? `The workflow accepts: ${formats.join(', ')}.`
+			: 'The workflow has no API trigger, so it rejects every document; add an API trigger to its graph.'
+		: '';
+	return submissionError(ctx, submission, response, {
+		message: 'The workflow did not accept this document (400)',
+		advice: `The file "${upload.file.fileName}" (${upload.file.mimeType}) was rejected, usually because its format is not one the workflow's trigger accepts. ${formatsText} Convert the file, or submit it to a workflow that accepts its format.`.trim(),
+	});
+}
+
+/** The error for a trigger answer the node does not take as a success, with this submission's place. */
+function submissionError(ctx: IExecuteFunctions, submission: ItemSubmission, response: ApiResponse<IDataObject>, overrides: ApiErrorOverrides) {
+	return apiErrorFromResponse(
+		ctx.getNode(),
+		{ statusCode: response.statusCode, body: response.body, headers: response.headers },
+		{ method: 'POST', path: `/workflows/${submission.workflowId}/trigger`, itemIndex: submission.itemIndex },
+		overrides,
+	);
+}
+
+/** An error item for a failed submission; a 409 also says what it means for the document. */
+function submissionErrorItem(error: unknown, itemIndex: number, waitForCompletion: boolean): INodeExecutionData {
+	const item = errorItem(error, itemIndex);
+	const state = (error as { errorResponse?: IDataObject })?.errorResponse?.submission as RepeatedKeyState | undefined;
+	if (state && state in REPEATED_KEY_OUTCOMES) {
+		item.json.submission = state;
+		if (waitForCompletion) item.json.waitOutcome = REPEATED_KEY_OUTCOMES[state];
+	}
+	return item;
 }
 
 export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
@@ -253,7 +326,7 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 	const submitted = await mapWithConcurrency(
 		items.length,
 		settings.concurrency ?? DEFAULT_WAIT_SETTINGS.concurrency,
-		async (itemIndex) => await submit(this, items[itemIndex], itemIndex, inFlight),
+		async (itemIndex) => await submit(this, readSubmission(this, items[itemIndex], itemIndex), inFlight),
 		!continueOnFail,
 	);
 	if (submitted.firstError) throw withItemIndex(this, submitted.firstError.error, submitted.firstError.index);
@@ -263,7 +336,7 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 	submitted.results.forEach((entry, itemIndex) => {
 		if (!entry) return;
 		if ('error' in entry) {
-			output[itemIndex] = errorItem(entry.error, itemIndex);
+			output[itemIndex] = submissionErrorItem(entry.error, itemIndex, waitForCompletion);
 			return;
 		}
 		const { result, submittedAt } = entry.value;
