@@ -1,0 +1,87 @@
+/**
+ * A burst far larger than one poll can read: 100,000 events created within one minute,
+ * overlap window 1 minute, n8n 2.41's durable-cursor poll budget (36 s) against an API
+ * that takes 100 ms a page. Real time is scaled down tenfold so the test stays short: the
+ * budget is 3.6 s and the sandbox adds 10 ms a page (the sandbox clock, which the events
+ * and the API's `Date` header follow, still moves a minute between polls).
+ */
+import { startSandbox } from '../../../sandbox/src';
+import type { EventInput, Sandbox } from '../../../sandbox/src';
+import { MINUTE, TriggerHost, captureWarnings, compareDelivered, seeded } from '../../harness/triggerHost';
+
+let sb: Sandbox;
+
+beforeAll(async () => {
+	sb = await startSandbox();
+});
+afterAll(async () => {
+	await sb.stop();
+});
+beforeEach(async () => {
+	await sb.control.reset();
+});
+
+const BURST = 100_000;
+const SCALE = 10;
+const POLL_BUDGET_MS = 36_000 / SCALE;
+const PAGE_LATENCY_MS = 100 / SCALE;
+
+/** The burst: created within one minute from `fromMs`, 1% of it committed up to the overlap window late. */
+function burst(fromMs: number, seed: number): EventInput[] {
+	const rand = seeded(seed);
+	const events: EventInput[] = [];
+	for (let n = 0; n < BURST; n++) {
+		const createdOn = new Date(fromMs + Math.floor((n * MINUTE) / BURST)).toISOString();
+		events.push({ type: 'run.completed', createdOn, commitDelayMs: rand() < 0.01 ? Math.floor(rand() * MINUTE) : 0, data: { n } });
+	}
+	return events;
+}
+
+describe('a burst larger than one poll can read', () => {
+	test('100,000 events within one minute, overlap 1 minute, a 36 s budget: every event once, every poll emits new events until caught up', async () => {
+		const host = new TriggerHost(sb, { options: { overlapMinutes: 1 } });
+		expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
+		const start = (await sb.control.getClock()).nowMs;
+		await sb.control.createEvents(burst(start + 1000, 11));
+		await sb.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
+
+		const warnings = captureWarnings();
+		const perPoll: number[] = [];
+		const remembered: number[] = [];
+		try {
+			while (host.delivered.length < BURST && perPoll.length < 60) {
+				await sb.control.advanceClock(MINUTE);
+				const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
+				expect(result.error).toBeUndefined();
+				perPoll.push(result.items?.length ?? 0);
+				remembered.push(host.memory().ids);
+			}
+		} finally {
+			warnings.restore();
+		}
+		const pollsToCatchUp = perPoll.length;
+		// More than one poll was needed, and each one emitted events not emitted before.
+		expect(pollsToCatchUp).toBeGreaterThan(2);
+		expect(perPoll.every((count) => count > 0)).toBe(true);
+		// One warning for the whole catching-up period, naming how many events were still to read.
+		const behind = warnings.messages.filter((message) => /still to read/.test(message));
+		expect(behind).toHaveLength(1);
+		expect(Number(/; (\d+) event\(s\) are still to read/.exec(behind[0])![1])).toBeGreaterThan(BURST / 2);
+
+		// Settles: a few more polls emit nothing and forget the burst.
+		for (let i = 0; i < 3; i++) {
+			await sb.control.advanceClock(MINUTE);
+			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).items).toBeNull();
+		}
+		const all = await sb.control.listEvents();
+		expect(all.every((event) => event.committed)).toBe(true);
+		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
+
+		// Memory: at most what the polls of one overlap window read (1 minute: the first poll's share), and small once settled.
+		const peak = Math.max(...remembered);
+		expect(peak).toBeLessThanOrEqual(2 * Math.max(...perPoll));
+		expect(peak).toBeLessThan(BURST / 2);
+		expect(host.memory().ids).toBe(0);
+		console.log(`burst of ${BURST}: caught up in ${pollsToCatchUp} polls (${perPoll.join(', ')} events), remembered ids peak ${peak}, settled ${host.memory().ids} (${host.memory().bytes} bytes)`);
+	});
+});
