@@ -1,32 +1,21 @@
 /** The poll budget (n8n 2.x's getPollBudgetMs, a default on 1.x) and 429 handling. */
-import { startSandbox } from '../../../sandbox/src';
-import type { Sandbox } from '../../../sandbox/src';
 import { pollBudgetMs } from '../../../nodes/DocumentWorkflowTrigger/poll';
 import { DAY, MINUTE, TriggerHost, captureWarnings, compareDelivered, deepCopy, eventRequests, spreadEvents } from '../../harness/triggerHost';
+import { useSandbox } from '../../harness/sandbox';
 
-let sb: Sandbox;
-
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(async () => {
-	await sb.stop();
-});
-beforeEach(async () => {
-	await sb.control.reset();
-});
+const env = useSandbox();
 
 async function backlog(count: number) {
-	const now = (await sb.control.getClock()).nowMs;
-	await sb.control.createEvents(spreadEvents(count, now - 6 * DAY, now - 1000));
-	return await sb.control.listEvents();
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	await env.sandbox.control.createEvents(spreadEvents(count, now - 6 * DAY, now - 1000));
+	return await env.sandbox.control.listEvents();
 }
 
 describe('poll budget', () => {
 	test('n8n 2.x: stops reading before getPollBudgetMs and leaves the rest to the next polls, losing nothing', async () => {
 		const expected = await backlog(3000);
-		await sb.control.addFault({ pathPrefix: '/events', kind: 'latency', ms: 60 });
-		const host = new TriggerHost(sb, { options: { startFrom: 'oldest' } });
+		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'latency', ms: 60 });
+		const host = new TriggerHost(env.sandbox, { options: { startFrom: 'oldest' } });
 		const budget = 1500;
 		const sizes: number[] = [];
 		for (let poll = 0; poll < 20 && host.delivered.length < expected.length; poll++) {
@@ -40,7 +29,7 @@ describe('poll budget', () => {
 		expect(sizes.length).toBeGreaterThan(1);
 		expect(sizes[0]).toBeGreaterThan(0);
 		expect(sizes[0]).toBeLessThan(expected.length);
-		await sb.control.clearFaults();
+		await env.sandbox.control.clearFaults();
 		expect((await host.poll({ pollBudgetMs: budget })).items).toBeNull();
 		expect(compareDelivered(host.delivered, expected)).toEqual({ duplicates: [], lost: [], unexpected: [] });
 		expect(host.delivered.map((event) => event.id)).toEqual(expected.map((event) => event.id));
@@ -48,7 +37,7 @@ describe('poll budget', () => {
 
 	test('n8n 1.x (no getPollBudgetMs): works, with a 60 s default budget', async () => {
 		const expected = await backlog(3000);
-		const host = new TriggerHost(sb, { options: { startFrom: 'oldest' } });
+		const host = new TriggerHost(env.sandbox, { options: { startFrom: 'oldest' } });
 		const result = await host.activate();
 		expect(result.error).toBeUndefined();
 		expect(result.items).toHaveLength(3000);
@@ -61,27 +50,27 @@ describe('poll budget', () => {
 
 describe('429 Too Many Requests', () => {
 	test('waits for Retry-After when it fits in the budget, then reads on', async () => {
-		const host = new TriggerHost(sb);
+		const host = new TriggerHost(env.sandbox);
 		await host.activate();
-		const now = (await sb.control.getClock()).nowMs;
-		await sb.control.createEvents(spreadEvents(150, now - 10_000, now - 1000));
-		await sb.control.addFault({ pathPrefix: '/events', kind: 'rate429', retryAfter: 1, count: 1 });
-		await sb.control.clearRequests();
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		await env.sandbox.control.createEvents(spreadEvents(150, now - 10_000, now - 1000));
+		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'rate429', retryAfter: 1, count: 1 });
+		await env.sandbox.control.clearRequests();
 		const started = Date.now();
 		const result = await host.poll({ pollBudgetMs: 10_000 });
 		expect(Date.now() - started).toBeGreaterThanOrEqual(900);
 		expect(result.error).toBeUndefined();
 		expect(result.items).toHaveLength(150);
-		expect((await eventRequests(sb)).map((r) => r.status)).toEqual([429, 200, 200]);
+		expect((await eventRequests(env.sandbox)).map((r) => r.status)).toEqual([429, 200, 200]);
 	});
 
 	test('a Retry-After beyond the budget: emits what was read, with a consistent cursor; with nothing read, a clear error and no state change', async () => {
-		const host = new TriggerHost(sb);
+		const host = new TriggerHost(env.sandbox);
 		await host.activate();
-		const now = (await sb.control.getClock()).nowMs;
-		const created = await sb.control.createEvents(spreadEvents(250, now - 20_000, now - 1000), { returnIds: true });
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		const created = await env.sandbox.control.createEvents(spreadEvents(250, now - 20_000, now - 1000), { returnIds: true });
 		// The read limit allows one request per 10 minutes of the sandbox clock: Retry-After is far beyond any budget.
-		await sb.control.setRateLimits({ reads: { limit: 1, windowMs: 10 * MINUTE } });
+		await env.sandbox.control.setRateLimits({ reads: { limit: 1, windowMs: 10 * MINUTE } });
 		const warnings = captureWarnings();
 		try {
 			const first = await host.poll({ pollBudgetMs: 5000 });
@@ -101,8 +90,8 @@ describe('429 Too Many Requests', () => {
 
 		// n8n restarts in between: the saved state is the one that went with the emitted items.
 		host.restart();
-		await sb.control.advanceClock(11 * MINUTE);
-		await sb.control.setRateLimits({ reads: null });
+		await env.sandbox.control.advanceClock(11 * MINUTE);
+		await env.sandbox.control.setRateLimits({ reads: null });
 		const third = await host.poll();
 		expect(third.items?.map((item) => item.json.id)).toEqual(created.ids!.slice(100));
 		expect(compareDelivered(host.delivered, created.ids!.map((id) => ({ id })))).toEqual({ duplicates: [], lost: [], unexpected: [] });

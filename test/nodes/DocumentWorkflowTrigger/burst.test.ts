@@ -5,21 +5,10 @@
  * budget is 3.6 s and the sandbox adds 10 ms a page (the sandbox clock, which the events
  * and the API's `Date` header follow, still moves a minute between polls).
  */
-import { startSandbox } from '../../../sandbox/src';
-import type { Sandbox } from '../../../sandbox/src';
 import { MINUTE, TriggerHost, burstEvents, captureWarnings, compareDelivered } from '../../harness/triggerHost';
+import { useSandbox } from '../../harness/sandbox';
 
-let sb: Sandbox;
-
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(async () => {
-	await sb.stop();
-});
-beforeEach(async () => {
-	await sb.control.reset();
-});
+const env = useSandbox();
 
 const BURST = 100_000;
 const SCALE = 10;
@@ -29,18 +18,18 @@ const PAGE_LATENCY_MS = 100 / SCALE;
 describe('a burst larger than one poll can read', () => {
 	// With a 5-minute window the whole burst stays young for five polls: only reading on from the newest id read makes progress then.
 	test.each([1, 5])('100,000 events within one minute, overlap %i minute(s), a 36 s budget: every event once, every poll emits new events until caught up', async (overlapMinutes) => {
-		const host = new TriggerHost(sb, { options: { overlapMinutes } });
+		const host = new TriggerHost(env.sandbox, { options: { overlapMinutes } });
 		expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
-		const start = (await sb.control.getClock()).nowMs;
-		await sb.control.createEvents(burstEvents(BURST, start + 1000, MINUTE, { seed: 11, lateShare: 0.01, maxLateMs: MINUTE }));
-		await sb.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
+		const start = (await env.sandbox.control.getClock()).nowMs;
+		await env.sandbox.control.createEvents(burstEvents(BURST, start + 1000, MINUTE, { seed: 11, lateShare: 0.01, maxLateMs: MINUTE }));
+		await env.sandbox.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
 
 		const warnings = captureWarnings();
 		const perPoll: number[] = [];
 		const remembered: number[] = [];
 		try {
 			while (host.delivered.length < BURST && perPoll.length < 60) {
-				await sb.control.advanceClock(MINUTE);
+				await env.sandbox.control.advanceClock(MINUTE);
 				const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
 				expect(result.error).toBeUndefined();
 				perPoll.push(result.items?.length ?? 0);
@@ -60,10 +49,10 @@ describe('a burst larger than one poll can read', () => {
 
 		// Settles: a few more polls emit nothing and forget the burst.
 		for (let i = 0; i < overlapMinutes + 2; i++) {
-			await sb.control.advanceClock(MINUTE);
+			await env.sandbox.control.advanceClock(MINUTE);
 			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).items).toBeNull();
 		}
-		const all = await sb.control.listEvents();
+		const all = await env.sandbox.control.listEvents();
 		expect(all.every((event) => event.committed)).toBe(true);
 		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
 

@@ -9,21 +9,11 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { startSandbox } from '../../../sandbox/src';
-import type { EventInput, Sandbox } from '../../../sandbox/src';
+import type { EventInput } from '../../../sandbox/src';
 import { MINUTE, TriggerHost, compareDelivered, seeded } from '../../harness/triggerHost';
+import { useSandbox } from '../../harness/sandbox';
 
-let sb: Sandbox;
-
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(async () => {
-	await sb.stop();
-});
-beforeEach(async () => {
-	await sb.control.reset();
-});
+const env = useSandbox();
 
 const TYPES = ['document.received', 'run.completed', 'run.failed', 'run.cancelled', 'review.created', 'review.completed'];
 const OVERLAP = 5 * MINUTE;
@@ -42,19 +32,19 @@ interface SimulationReport {
 async function simulate(seed: number, parameters: IDataObject, accept: (type: string) => boolean): Promise<SimulationReport> {
 	const rand = seeded(seed);
 	const pick = <T>(list: T[]): T => list[Math.floor(rand() * list.length)];
-	const host = new TriggerHost(sb, parameters);
+	const host = new TriggerHost(env.sandbox, parameters);
 	const report: SimulationReport = { created: 0, late: 0, bursts: 0, polls: 0, failedPolls: 0, partialPolls: 0, restarts: 0, maxRememberedIds: 0 };
 
 	// Background faults for the whole run: some 5xx and dropped connections, retried by the transport.
-	await sb.control.addFault({ pathPrefix: '/events', kind: 'status5xx', status: 503, probability: 0.03, seed });
-	await sb.control.addFault({ pathPrefix: '/events', kind: 'drop', probability: 0.01, seed: seed + 1 });
+	await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'status5xx', status: 503, probability: 0.03, seed });
+	await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'drop', probability: 0.01, seed: seed + 1 });
 
 	// A history before activation, which must not be emitted.
-	const start = (await sb.control.getClock()).nowMs;
+	const start = (await env.sandbox.control.getClock()).nowMs;
 	const history: EventInput[] = [];
 	for (let i = 0; i < 2000; i++) history.push({ type: pick(TYPES), createdOn: new Date(start - 3 * 60 * MINUTE + i * 5000).toISOString(), data: { history: i } });
-	await sb.control.createEvents(history);
-	const historyIds = new Set((await sb.control.listEvents()).map((event) => event.id));
+	await env.sandbox.control.createEvents(history);
+	const historyIds = new Set((await env.sandbox.control.listEvents()).map((event) => event.id));
 	expect((await host.activate()).error).toBeUndefined();
 
 	const poll = async (quiet = false) => {
@@ -64,9 +54,9 @@ async function simulate(seed: number, parameters: IDataObject, accept: (type: st
 		}
 		// A poll fails half-way: the read limit lets 1-4 pages through, then answers 429 with a Retry-After of minutes.
 		const halfWay = !quiet && rand() < 0.12;
-		if (halfWay) await sb.control.setRateLimits({ reads: { limit: 1 + Math.floor(rand() * 4), windowMs: 10 * MINUTE } });
+		if (halfWay) await env.sandbox.control.setRateLimits({ reads: { limit: 1 + Math.floor(rand() * 4), windowMs: 10 * MINUTE } });
 		// Now and then a short 429 that the poll waits out (1 s of real time each).
-		if (!quiet && rand() < 0.03) await sb.control.addFault({ pathPrefix: '/events', kind: 'rate429', retryAfter: 1, count: 1 });
+		if (!quiet && rand() < 0.03) await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'rate429', retryAfter: 1, count: 1 });
 		// Half the polls run as on n8n 2.x with a budget from tiny to ample, half as on 1.x.
 		const pollBudgetMs = quiet || rand() < 0.5 ? undefined : pick([150, 400, 1500, 30_000]);
 		const failedBefore = host.failedPolls;
@@ -74,7 +64,7 @@ async function simulate(seed: number, parameters: IDataObject, accept: (type: st
 		if (host.failedPolls > failedBefore) expect(result.error?.message).toMatch(/429|server error|Could not reach|time to retry/);
 		if (halfWay) {
 			if (result.items && !result.error) report.partialPolls++;
-			await sb.control.setRateLimits({ reads: null });
+			await env.sandbox.control.setRateLimits({ reads: null });
 		}
 		const remembered = host.memory().ids;
 		if (remembered > report.maxRememberedIds) report.maxRememberedIds = remembered;
@@ -84,7 +74,7 @@ async function simulate(seed: number, parameters: IDataObject, accept: (type: st
 	// About 10,500 events over 70 minutes of sandbox time, one poll a minute.
 	const TICK = MINUTE;
 	while (report.created < 14_000) {
-		const now = (await sb.control.getClock()).nowMs;
+		const now = (await env.sandbox.control.getClock()).nowMs;
 		const batch: EventInput[] = [];
 		// Now and then a burst: thousands of events within the minute, more than a small budget reads in one poll.
 		const burst = rand() < 0.05;
@@ -98,18 +88,18 @@ async function simulate(seed: number, parameters: IDataObject, accept: (type: st
 			if (commitDelayMs > TICK) report.late++;
 			batch.push({ type: pick(TYPES), createdOn: new Date(createdOn).toISOString(), commitDelayMs, data: { seq: report.created + i } });
 		}
-		await sb.control.createEvents(batch);
+		await env.sandbox.control.createEvents(batch);
 		report.created += count;
-		await sb.control.advanceClock(TICK);
+		await env.sandbox.control.advanceClock(TICK);
 		await poll();
 		if (rand() < 0.1) await poll(); // an extra poll (e.g. right after an n8n start)
 	}
 
 	// Let everything commit, then poll without faults until nothing new comes.
-	await sb.control.clearFaults();
-	await sb.control.setRateLimits({ reads: null });
+	await env.sandbox.control.clearFaults();
+	await env.sandbox.control.setRateLimits({ reads: null });
 	for (let i = 0; i < 8; i++) {
-		await sb.control.advanceClock(TICK);
+		await env.sandbox.control.advanceClock(TICK);
 		await poll(true);
 	}
 	const last = await poll(true);
@@ -118,7 +108,7 @@ async function simulate(seed: number, parameters: IDataObject, accept: (type: st
 	report.polls = host.polls;
 	report.failedPolls = host.failedPolls;
 
-	const all = await sb.control.listEvents();
+	const all = await env.sandbox.control.listEvents();
 	expect(all.every((event) => event.committed)).toBe(true);
 	const expected = all.filter((event) => !historyIds.has(event.id) && accept(event.type));
 	const check = compareDelivered(host.delivered, expected);

@@ -1,19 +1,8 @@
 /** The memory of emitted ids is bounded by the overlap window, not by history: measured over a long run. */
-import { startSandbox } from '../../../sandbox/src';
-import type { Sandbox } from '../../../sandbox/src';
 import { MINUTE, TriggerHost, compareDelivered, spreadEvents } from '../../harness/triggerHost';
+import { useSandbox } from '../../harness/sandbox';
 
-let sb: Sandbox;
-
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(async () => {
-	await sb.stop();
-});
-beforeEach(async () => {
-	await sb.control.reset();
-});
+const env = useSandbox();
 
 describe('memory of seen ids', () => {
 	test.each([
@@ -22,14 +11,14 @@ describe('memory of seen ids', () => {
 	])('stays bounded over 6 hours of polling every minute (%s)', async (_label, parameters, windowMinutes) => {
 		const RATE = 30; // events a minute
 		const POLLS = 6 * 60;
-		const host = new TriggerHost(sb, parameters);
+		const host = new TriggerHost(env.sandbox, parameters);
 		await host.activate();
 		const ids: number[] = [];
 		const bytes: number[] = [];
 		for (let minute = 0; minute < POLLS; minute++) {
-			const now = (await sb.control.getClock()).nowMs;
-			await sb.control.createEvents(spreadEvents(RATE, now, now + MINUTE - 1, (i) => ({ commitDelayMs: i % 10 === 0 ? 2 * MINUTE : 0 })));
-			await sb.control.advanceClock(MINUTE);
+			const now = (await env.sandbox.control.getClock()).nowMs;
+			await env.sandbox.control.createEvents(spreadEvents(RATE, now, now + MINUTE - 1, (i) => ({ commitDelayMs: i % 10 === 0 ? 2 * MINUTE : 0 })));
+			await env.sandbox.control.advanceClock(MINUTE);
 			const result = await host.poll();
 			expect(result.error).toBeUndefined();
 			const memory = host.memory();
@@ -50,8 +39,8 @@ describe('memory of seen ids', () => {
 		console.log(`${_label}: ${total} events emitted; remembered ids max ${Math.max(...ids)} (bound ${bound}); static data max ${Math.max(...bytes)} bytes`);
 
 		// While delivering everything once (the late tail commits within the window).
-		await sb.control.advanceClock(5 * MINUTE);
+		await env.sandbox.control.advanceClock(5 * MINUTE);
 		await host.poll();
-		expect(compareDelivered(host.delivered, await sb.control.listEvents())).toEqual({ duplicates: [], lost: [], unexpected: [] });
+		expect(compareDelivered(host.delivered, await env.sandbox.control.listEvents())).toEqual({ duplicates: [], lost: [], unexpected: [] });
 	});
 });
