@@ -88,6 +88,7 @@ async function scenario(mode) {
 		let seq = await lastSeq();
 		await n8n.restart();
 		await waitFor(async () => (await lastSeq()) > seq, { what: `the activation poll (${mode.name})`, timeoutMs: 120_000, intervalMs: 200 });
+		await e2e.sleep(2000); // the activation poll is over (two requests)
 		const activatedAt = Date.now();
 		// Events between activation and the first scheduled poll, then a burst larger than a 36 s poll reads.
 		report.afterActivation = (await c.createEvents(Array.from({ length: AFTER_ACTIVATION }, (_, n) => ({ type: 'review.created', data: { n } })), { returnIds: true })).ids;
@@ -114,7 +115,6 @@ async function scenario(mode) {
 		await e2e.sleep(30);
 		await n8n.kill();
 		report.killedMsAfterAnswer = Date.now() - answered.realTimeMs;
-		report.beforeRestart = null;
 		await n8n.start();
 		await n8n.login();
 		await waitFor(async () => {
