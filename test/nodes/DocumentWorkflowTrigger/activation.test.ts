@@ -117,4 +117,20 @@ describe('first activation', () => {
 		await env.sandbox.control.advanceClock(MINUTE);
 		expect((await host.poll({ activation: 'update', pollBudgetMs: 36_000 })).items).toBeNull();
 	});
+
+	test('durable cursors with Poll Times every 5 minutes: the first scheduled poll looks back one interval and a half (up to a minute more), from its own Poll Times', async () => {
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		const host = new TriggerHost(env.sandbox, { pollTimes: { item: [{ mode: 'everyX', value: 5, unit: 'minutes' }] } });
+		expect((await host.activate({ activation: 'activate' })).items).toBeNull();
+		host.live = {};
+		host.saved = {};
+		// Activation at `now`; the first scheduled poll 5 minutes later. Look-back: 5 + 1 minutes.
+		const tooOld = await env.sandbox.control.createEvents(spreadEvents(10, now - 4 * MINUTE, now - 2 * MINUTE), { returnIds: true });
+		const sinceActivation = await env.sandbox.control.createEvents(spreadEvents(10, now + 1000, now + 4 * MINUTE), { returnIds: true });
+		await env.sandbox.control.advanceClock(5 * MINUTE);
+		const first = await host.poll({ activation: 'update', pollBudgetMs: 36_000 });
+		const ids = first.items?.map((item) => item.json.id);
+		expect(ids).toEqual(sinceActivation.ids);
+		expect(ids?.some((id) => tooOld.ids!.includes(id as string))).toBe(false);
+	});
 });
