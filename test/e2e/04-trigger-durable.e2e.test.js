@@ -142,7 +142,7 @@ async function scenario(mode) {
 		report.final = await emittedIds();
 		report.statuses = (await n8n.listExecutions(workflow.id)).map((execution) => execution.status);
 		report.loadErrors = n8n.packageLoadErrors();
-		e2e.log(`trigger e2e (${mode.name}): burst of ${BURST} + ${AFTER_ACTIVATION} emitted ${report.burstSeconds.toFixed(0)} s after activation in ${report.executionsForBurst} execution(s); SIGKILL ${report.killedMsAfterAnswer} ms after the poll's last answer, its execution then "${report.statusAtKill}"`);
+		e2e.log(`trigger e2e (${mode.name}): burst of ${BURST} + ${AFTER_ACTIVATION} emitted ${report.burstSeconds.toFixed(0)} s after activation in ${report.executionsForBurst} execution(s); SIGKILL ${report.killedMsAfterAnswer} ms after the poll's request, its execution then "${report.statusAtKill}"`);
 		return report;
 	} finally {
 		await n8n.stop();
@@ -185,7 +185,7 @@ run('n8n 2.41.1: the trigger with durable poll cursors off and on', () => {
 			const report = reports[name];
 			const emitted = count(report.final);
 			const repeated = report.killBatch.filter((id) => emitted.get(id) > 1);
-			e2e.log(`trigger e2e (${name}): after SIGKILL ${report.killedMsAfterAnswer} ms after the poll's last answer (execution "${report.statusAtKill}"), ${repeated.length} of ${KILL_BATCH} events emitted again`);
+			e2e.log(`trigger e2e (${name}): after SIGKILL ${report.killedMsAfterAnswer} ms after the poll's request (execution "${report.statusAtKill}"), ${repeated.length} of ${KILL_BATCH} events emitted again`);
 			const lost = report.killBatch.filter((id) => !emitted.has(id));
 			e2e.log(`trigger e2e (${name}): ${lost.length} of ${KILL_BATCH} events never emitted; executions: ${JSON.stringify(report.statuses)}`);
 			if (name === 'durable') {
