@@ -1,29 +1,38 @@
 /**
  * The Document Workflow Trigger's event cursor: which events it has already emitted, and
- * which `after` id the next poll asks for. Pure logic, no I/O; the trigger node reads the
- * API and calls `advanceCursor` with what it read.
+ * where the next poll reads. Pure logic, no I/O; the trigger node reads the API and records
+ * here what it read.
  *
  * Why it looks like this (api-spec "List events", rule 3): event ids reflect creation
  * time, not commit time, so an event can become visible later with a lower id than one
- * already read. A poll therefore asks for events `after` an id seen about one overlap
- * window before the newest one, reads every page, and drops the ids it already emitted.
+ * already read. The only way to find such an event is to read the place where it belongs
+ * again (`after` = an id read earlier, from page 1) and drop the ids already emitted.
+ *
+ * The rule everything rests on: a stretch of the id line that was read contiguously
+ * starting at API time S (a lower bound of the API's clock when it answered the first page
+ * of that read) holds every event created before S − overlap, because such an event was
+ * committed by S (commit delays are at most the overlap window). So once the newest event
+ * of a stretch was created before (its read time − overlap), nothing can ever appear in
+ * that stretch again: the stretch is *final* and never needs reading again.
  *
  * The state:
- * - `after`: the id the next poll passes as `after` (null: read from the oldest event of
- *   the 7-day history). It only ever moves forward, and only to an id that was read.
- * - `seen`: every id greater than `after` that the trigger emitted (or, on the first
- *   activation, took as the already-known baseline), with its `createdOn` in ms. Ids not
- *   greater than `after` can never be listed again, so they are pruned: the map holds at
- *   most the events of one overlap window (plus the length of one poll), however long the
- *   workflow runs.
- * - `horizonMs`: the newest `createdOn` read so far minus the time the poll that read it
- *   spent reading; a lower bound of the API's clock at the start of that poll.
+ * - `after`: everything up to this id is final (null: nothing is, read from the oldest
+ *   event of the 7-day history). It only moves forward, and only to an id that was read.
+ * - `spans`: the stretches read since, in id order and contiguous: span i covers
+ *   (previous span's `to`, or `after`; `to`], read starting at API time `readAtMs`. The last
+ *   span's `to` is the frontier: the newest id read. A read overwrites the spans it covers.
+ * - `seen`: the ids emitted (or taken as known at activation) that lie in spans that are
+ *   not final, with their `createdOn`. Ids in final spans or at or before `after` can never
+ *   be listed by a read again (reads skip final spans), so they are forgotten.
+ * - `behind`: set while the trigger is catching up (a poll ran out of budget before the
+ *   end of the list); then the next poll reads from the frontier first, so every poll emits
+ *   new events, and re-reads the young spans only once it has caught up.
  *
- * The cursor rule: an event still invisible when a poll read the place where it belongs
- * was created after (start of that poll − its commit delay). So with commit delays of at
- * most the overlap window, every event that can still appear late was created after
- * `horizonMs − overlap`. The new `after` is the greatest read id whose `createdOn` is
- * strictly before that threshold: every event that can still show up has a greater id.
+ * Bound (memory and static data): `seen` holds only events of spans that were read within
+ * one overlap window of their newest event's creation. That is at most the events created
+ * in one overlap window plus the length of one poll, and never more than what the polls of
+ * one overlap window can read, whatever the size of a burst. Spans: at most one per poll
+ * within an overlap window, plus one final span merged from all the older ones.
  */
 
 /** One event as far as the cursor is concerned. */
@@ -33,17 +42,30 @@ export interface CursorEvent {
 	createdOnMs: number;
 }
 
+/** A stretch of ids read contiguously, ending at `to` (inclusive), starting where the previous one ends. */
+export interface Span {
+	to: string;
+	/** `createdOn` (ms) of the `to` event; NaN when unknown (the span is then never final by itself). */
+	toCreatedOnMs: number;
+	/** A lower bound of the API's clock when the read that covered this span began. */
+	readAtMs: number;
+}
+
 export interface EventCursorState {
 	/** Format version of this structure. */
 	v: 1;
-	/** The `after` id of the next poll; null reads from the oldest available event. */
+	/** Everything up to this id is final; null reads from the oldest available event. */
 	after: string | null;
-	/** `createdOn` (ms) of the `after` event; null with `after` null. */
+	/** `createdOn` (ms) of the `after` event; null with `after` null or unknown. */
 	afterCreatedOnMs: number | null;
-	/** Newest `createdOn` read minus the reading time of that poll (ms); null before any event. */
+	/** The newest lower bound of the API's clock known to the cursor (ms); null before any read. */
 	horizonMs: number | null;
-	/** Ids greater than `after` already emitted (or part of the first activation's baseline) → `createdOn` ms. */
+	/** Ids in spans that are not final, emitted (or part of the activation baseline) → `createdOn` ms. */
 	seen: Record<string, number>;
+	/** The stretches read after `after`, in id order. */
+	spans?: Span[];
+	/** Set while catching up: when it began (API ms) and how many events were still to read then. */
+	behind?: { sinceMs: number; remaining: number };
 	/** `after` id and the first id listed after it, last time `after` was confirmed to be inside the 7-day history. */
 	checked?: { after: string; first: string };
 	/** The last time the cursor was found outside the 7-day history (reported once per `after` id). */
@@ -69,10 +91,27 @@ function isObject(value: unknown): value is Record<string, unknown> {
 	return !!value && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** JSON keeps no NaN: null and anything else that is not a number reads back as NaN. */
+function numberOrNaN(value: unknown): number {
+	return typeof value === 'number' ? value : NaN;
+}
+
+function loadSpans(raw: unknown): Span[] {
+	if (!Array.isArray(raw)) return [];
+	const spans: Span[] = [];
+	for (const entry of raw) {
+		if (!isObject(entry) || typeof entry.to !== 'string') continue;
+		spans.push({ to: entry.to.toLowerCase(), toCreatedOnMs: numberOrNaN(entry.toCreatedOnMs), readAtMs: numberOrNaN(entry.readAtMs) });
+	}
+	spans.sort((a, b) => compareIds(a.to, b.to));
+	return spans;
+}
+
 /**
  * The state as saved in static data, or undefined when there is none (first activation)
  * or it is not one this code wrote. Returns a private copy: the poll changes it freely and
- * writes it back only together with the items it emits.
+ * writes it back only together with the items it emits. A state saved before spans existed
+ * becomes one span over its remembered ids, read at its horizon.
  */
 export function loadCursorState(staticData: Record<string, unknown>): EventCursorState | undefined {
 	const raw = staticData[CURSOR_KEY];
@@ -80,15 +119,26 @@ export function loadCursorState(staticData: Record<string, unknown>): EventCurso
 	const after = typeof raw.after === 'string' ? raw.after.toLowerCase() : null;
 	const seen: Record<string, number> = {};
 	if (isObject(raw.seen)) {
-		for (const [id, ms] of Object.entries(raw.seen)) seen[id.toLowerCase()] = typeof ms === 'number' ? ms : NaN;
+		for (const [id, ms] of Object.entries(raw.seen)) seen[id.toLowerCase()] = numberOrNaN(ms);
+	}
+	const horizonMs = typeof raw.horizonMs === 'number' ? raw.horizonMs : null;
+	let spans = loadSpans(raw.spans);
+	if (raw.spans === undefined) {
+		const ids = Object.keys(seen).sort(compareIds);
+		const newest = ids[ids.length - 1];
+		if (newest !== undefined) spans = [{ to: newest, toCreatedOnMs: seen[newest], readAtMs: horizonMs ?? NaN }];
 	}
 	const state: EventCursorState = {
 		v: 1,
 		after,
 		afterCreatedOnMs: typeof raw.afterCreatedOnMs === 'number' ? raw.afterCreatedOnMs : null,
-		horizonMs: typeof raw.horizonMs === 'number' ? raw.horizonMs : null,
+		horizonMs,
 		seen,
+		spans,
 	};
+	if (isObject(raw.behind) && typeof raw.behind.sinceMs === 'number') {
+		state.behind = { sinceMs: raw.behind.sinceMs, remaining: Number(raw.behind.remaining) || 0 };
+	}
 	if (isObject(raw.checked) && typeof raw.checked.after === 'string' && typeof raw.checked.first === 'string') {
 		state.checked = { after: raw.checked.after, first: raw.checked.first };
 	}
@@ -103,74 +153,121 @@ export function storeCursorState(staticData: Record<string, unknown>, state: Eve
 	staticData[CURSOR_KEY] = JSON.parse(JSON.stringify(state)) as unknown;
 }
 
-/** A state with nothing seen: the next poll reads everything after `after` (or everything, with null). */
+/** A state with nothing read: the next poll reads everything after `after` (or everything, with null). */
 export function emptyCursorState(after: CursorEvent | null = null): EventCursorState {
 	return {
 		v: 1,
 		after: after ? after.id.toLowerCase() : null,
 		afterCreatedOnMs: after && Number.isFinite(after.createdOnMs) ? after.createdOnMs : null,
-		horizonMs: after && Number.isFinite(after.createdOnMs) ? after.createdOnMs : null,
+		horizonMs: null,
 		seen: {},
+		spans: [],
 	};
 }
 
-/** True when the event was already emitted, or can never be listed again because it is not after the cursor. */
-export function alreadySeen(state: EventCursorState, id: string): boolean {
+/** True when nothing can ever appear in the span again: its newest event was created before (its read time − overlap). */
+export function isFinal(span: Span, overlapMs: number): boolean {
+	return Number.isFinite(span.toCreatedOnMs) && Number.isFinite(span.readAtMs) && span.toCreatedOnMs < span.readAtMs - overlapMs;
+}
+
+/** The newest id read so far (where a catching-up poll continues), or `after` when nothing was read since. */
+export function frontier(state: EventCursorState): string | null {
+	const spans = state.spans ?? [];
+	return spans.length > 0 ? spans[spans.length - 1].to : state.after;
+}
+
+/** Where a read that has reached `id` (or starts at it) must jump to skip final spans; undefined when the next ids are not final. */
+export function skipFinal(state: EventCursorState, id: string | null, overlapMs: number): string | undefined {
+	let jumpTo: string | undefined;
+	for (const span of state.spans ?? []) {
+		if (id !== null && compareIds(span.to, id) <= 0) continue;
+		if (!isFinal(span, overlapMs)) break;
+		jumpTo = span.to;
+	}
+	return jumpTo;
+}
+
+/** True when the event was already emitted, or can never be listed again because it lies in a final stretch. */
+export function alreadySeen(state: EventCursorState, id: string, overlapMs: number): boolean {
 	const key = id.toLowerCase();
 	if (state.after !== null && compareIds(key, state.after) <= 0) return true;
-	return Object.prototype.hasOwnProperty.call(state.seen, key);
+	if (Object.prototype.hasOwnProperty.call(state.seen, key)) return true;
+	for (const span of state.spans ?? []) {
+		if (compareIds(key, span.to) <= 0) return isFinal(span, overlapMs);
+	}
+	return false;
 }
 
-export interface AdvanceInput {
-	/** Every event this poll read (all types it was sent, emitted or not), in any order. */
+export interface ReadRecord {
+	/** Where the read started (`after` of its first page): `after`, or the `to` of a span. */
+	from: string | null;
+	/** Every event the read listed (all types it was sent, emitted or not), in id order. */
 	read: CursorEvent[];
-	/** The events this poll emits (or takes as known without emitting, on a first activation). */
-	emitted: CursorEvent[];
-	/** The overlap window in ms: the longest commit delay the cursor tolerates. */
-	overlapMs: number;
-	/** How long this poll spent reading (ms); widens the window by that much. */
-	elapsedMs: number;
+	/** Lower bound of the API's clock when the read's first page was answered. */
+	readAtMs: number;
 }
 
-/** The state after a poll: new ids remembered, cursor moved forward, ids at or before the cursor forgotten. */
-export function advanceCursor(previous: EventCursorState, input: AdvanceInput): EventCursorState {
-	const seen: Record<string, number> = { ...previous.seen };
-	for (const event of input.emitted) seen[event.id.toLowerCase()] = event.createdOnMs;
-
-	let newestRead = -Infinity;
-	for (const event of input.read) if (Number.isFinite(event.createdOnMs) && event.createdOnMs > newestRead) newestRead = event.createdOnMs;
-	let horizonMs = previous.horizonMs;
-	if (newestRead > -Infinity) {
-		const candidate = newestRead - Math.max(0, input.elapsedMs);
-		horizonMs = horizonMs === null ? candidate : Math.max(horizonMs, candidate);
-	}
-
-	let after = previous.after;
-	let afterCreatedOnMs = previous.afterCreatedOnMs;
-	if (horizonMs !== null) {
-		const threshold = horizonMs - input.overlapMs;
-		const consider = (id: string, createdOnMs: number) => {
-			if (!Number.isFinite(createdOnMs) || createdOnMs >= threshold) return;
-			if (after === null || compareIds(id, after) > 0) {
-				after = id.toLowerCase();
-				afterCreatedOnMs = createdOnMs;
-			}
-		};
-		for (const event of input.read) consider(event.id, event.createdOnMs);
-		for (const [id, createdOnMs] of Object.entries(seen)) consider(id, createdOnMs);
-	}
-
-	if (after !== null) {
-		for (const id of Object.keys(seen)) if (compareIds(id, after) <= 0) delete seen[id];
-	}
-
-	const next: EventCursorState = { v: 1, after, afterCreatedOnMs, horizonMs, seen };
-	if (previous.checked && previous.checked.after === after) next.checked = previous.checked;
-	if (previous.gap) next.gap = previous.gap;
+/**
+ * Records one contiguous read: its stretch (from, newest read] replaces the spans it
+ * covers, split at the newest event created before (read time − overlap) so that the part
+ * before it becomes final at once.
+ */
+export function recordRead(state: EventCursorState, record: ReadRecord, overlapMs: number): EventCursorState {
+	const read = [...record.read].sort((a, b) => compareIds(a.id, b.id));
+	const newest = read[read.length - 1];
+	const next: EventCursorState = { ...state, seen: { ...state.seen }, spans: [...(state.spans ?? [])] };
+	if (Number.isFinite(record.readAtMs)) next.horizonMs = next.horizonMs === null ? record.readAtMs : Math.max(next.horizonMs, record.readAtMs);
+	if (!newest) return next;
+	const threshold = record.readAtMs - overlapMs;
+	let split: CursorEvent | undefined;
+	for (const event of read) if (Number.isFinite(event.createdOnMs) && event.createdOnMs < threshold) split = event;
+	const covered: Span[] = [];
+	if (split && split.id !== newest.id) covered.push({ to: split.id, toCreatedOnMs: split.createdOnMs, readAtMs: record.readAtMs });
+	covered.push({ to: newest.id, toCreatedOnMs: newest.createdOnMs, readAtMs: record.readAtMs });
+	const kept = next.spans!.filter((span) => !(isAfter(span.to, record.from) && compareIds(span.to, newest.id) <= 0));
+	next.spans = [...kept, ...covered].sort((a, b) => compareIds(a.to, b.to));
 	return next;
 }
 
-/** Number of ids the state remembers (bounded by the overlap window). */
-export function rememberedIds(state: EventCursorState): number {
-	return Object.keys(state.seen).length;
+function isAfter(id: string, from: string | null): boolean {
+	return from === null || compareIds(id, from) > 0;
+}
+
+/** Adds the ids a poll emitted (or takes as known) to the remembered ones. */
+export function remember(state: EventCursorState, events: CursorEvent[]): EventCursorState {
+	const seen = { ...state.seen };
+	for (const event of events) seen[event.id.toLowerCase()] = event.createdOnMs;
+	return { ...state, seen };
+}
+
+/**
+ * Moves `after` over the leading final spans, merges runs of final spans into one, and
+ * forgets the ids that can no longer be listed. Call after the reads of a poll.
+ */
+export function settle(state: EventCursorState, overlapMs: number): EventCursorState {
+	let after = state.after;
+	let afterCreatedOnMs = state.afterCreatedOnMs;
+	const spans: Span[] = [];
+	for (const span of state.spans ?? []) {
+		if (after !== null && compareIds(span.to, after) <= 0) continue;
+		const final = isFinal(span, overlapMs);
+		if (final && spans.length === 0) {
+			after = span.to;
+			afterCreatedOnMs = span.toCreatedOnMs;
+			continue;
+		}
+		const previous = spans[spans.length - 1];
+		if (final && previous && isFinal(previous, overlapMs)) spans[spans.length - 1] = span;
+		else spans.push(span);
+	}
+	const seen: Record<string, number> = {};
+	for (const [id, createdOnMs] of Object.entries(state.seen)) {
+		if (after !== null && compareIds(id, after) <= 0) continue;
+		const span = spans.find((candidate) => compareIds(id, candidate.to) <= 0);
+		if (span && isFinal(span, overlapMs)) continue;
+		seen[id] = createdOnMs;
+	}
+	const next: EventCursorState = { ...state, after, afterCreatedOnMs, seen, spans };
+	if (state.checked && state.checked.after !== after) delete next.checked;
+	return next;
 }

@@ -1,24 +1,30 @@
 /**
  * What one poll of the Document Workflow Trigger does: the first activation, a regular
- * poll with the exactly-once cursor (`../shared/eventCursor.ts`), and "Fetch Test Event".
+ * poll with the exactly-once cursor (`./eventCursor.ts`), and "Fetch Test Event".
  *
  * The static data is written only at the end of a poll, together with the items the poll
  * returns. A poll that fails leaves it as it was, so whatever n8n saved last (it saves
- * only after a poll that emitted, and after activation) always matches what was emitted.
+ * only after a poll that emitted, and after activation; with durable cursors also after a
+ * poll that emitted nothing) always matches what was emitted.
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import type { CursorEvent, EventCursorState } from './eventCursor';
+import type { CursorEvent, EventCursorState, ReadRecord } from './eventCursor';
 import {
-	advanceCursor,
 	alreadySeen,
 	compareIds,
 	emptyCursorState,
+	frontier,
 	loadCursorState,
 	parseCreatedOn,
+	recordRead,
+	remember,
+	settle,
+	skipFinal,
 	storeCursorState,
 } from './eventCursor';
+import { freshStartLookBackMs, isScheduledFreshStart } from './pollInterval';
 import type { RetryPolicy } from '../shared/transport';
 import { apiRequest, isUuid } from '../shared/transport';
 import { EVENT_TYPES } from '../shared/eventTypes';
@@ -64,6 +70,8 @@ interface Envelope {
 	data: unknown[];
 	pages: number;
 	count: number;
+	/** A lower bound of the API's clock when it evaluated the request: its `Date` less the round trip; NaN without `Date`. */
+	apiTimeMs: number;
 }
 
 export function readSettings(ctx: IPollFunctions): TriggerSettings {
@@ -111,6 +119,7 @@ function isObject(value: unknown): value is IDataObject {
 
 /** One page of events. Throws NodeApiError (from the transport) on errors it could not wait or retry away. */
 async function listEvents(ctx: IPollFunctions, qs: IDataObject, deadlines: Deadlines): Promise<Envelope> {
+	const sentAt = Date.now();
 	const response = await apiRequest<unknown>(
 		ctx,
 		{ method: 'GET', path: '/events', qs, rateLimit: 'read' },
@@ -125,7 +134,10 @@ async function listEvents(ctx: IPollFunctions, qs: IDataObject, deadlines: Deadl
 	}
 	const count = Number(body.count);
 	const pages = Number(body.pages);
+	// `Date` is whole seconds rounded down, sent after the list was evaluated: less the round trip it is never later than that.
+	const apiTimeMs = Date.parse(response.headers.date ?? '') - (Date.now() - sentAt);
 	return {
+		apiTimeMs,
 		data: body.data,
 		count: Number.isFinite(count) ? count : body.data.length,
 		pages: Number.isFinite(pages) ? pages : body.data.length > 0 ? 1 : 0,
@@ -198,6 +210,14 @@ export async function fetchTestEvents(ctx: IPollFunctions, settings: TriggerSett
 	return asItems(found.reverse());
 }
 
+
+/** The newest `createdOn` among the events, as a lower bound of the API's clock where no `Date` header came. */
+function newestCreatedOn(events: CursorEvent[]): number {
+	let newest = NaN;
+	for (const event of events) if (Number.isFinite(event.createdOnMs) && !(event.createdOnMs <= newest)) newest = event.createdOnMs;
+	return newest;
+}
+
 /**
  * First activation without saved state, starting from now: nothing is emitted. Page 1
  * tells how many pages there are; the last page holds the newest events, which become
@@ -205,17 +225,53 @@ export async function fetchTestEvents(ctx: IPollFunctions, settings: TriggerSett
  */
 async function startFromNow(ctx: IPollFunctions, settings: TriggerSettings, staticData: IDataObject): Promise<null> {
 	const deadlines = deadlinesFor(ctx);
-	const first = await listEvents(ctx, pageQuery(settings, 1), deadlines);
-	let data = first.data;
-	if (first.pages > 1) data = (await listEvents(ctx, pageQuery(settings, first.pages), deadlines)).data;
-	const baseline = validEvents(ctx, data).map(toCursorEvent);
+	let envelope = await listEvents(ctx, pageQuery(settings, 1), deadlines);
+	if (envelope.pages > 1) envelope = await listEvents(ctx, pageQuery(settings, envelope.pages), deadlines);
+	const baseline = validEvents(ctx, envelope.data).map(toCursorEvent);
 	baseline.sort((a, b) => compareIds(a.id, b.id));
-	let state = emptyCursorState(baseline[0] ?? null);
-	if (baseline.length > 0) {
-		state = advanceCursor(state, { read: baseline, emitted: baseline, overlapMs: settings.overlapMs, elapsedMs: Date.now() - deadlines.start });
+	const [oldest, ...rest] = baseline;
+	let state = emptyCursorState(oldest ?? null);
+	if (oldest) {
+		const readAtMs = Number.isFinite(envelope.apiTimeMs) ? envelope.apiTimeMs : newestCreatedOn(baseline) - (Date.now() - deadlines.start);
+		state = settle(remember(recordRead(state, { from: oldest.id, read: rest, readAtMs }, settings.overlapMs), rest), settings.overlapMs);
 	}
 	storeCursorState(staticData, state);
 	return null;
+}
+
+/**
+ * A scheduled poll that finds no saved state (n8n 2.41's durable cursors drop what the
+ * activation poll wrote): the cursor starts at the newest event created before (API now −
+ * look-back), found by a binary search over the pages, so the poll emits every event since
+ * activation. About log2(pages) + 2 requests.
+ */
+async function startBefore(ctx: IPollFunctions, settings: TriggerSettings, lookBackMs: number, deadlines: Deadlines): Promise<EventCursorState> {
+	const pages = new Map<number, CursorEvent[]>();
+	const first = await listEvents(ctx, pageQuery(settings, 1), deadlines);
+	pages.set(1, validEvents(ctx, first.data).map(toCursorEvent));
+	const lastPage = Math.max(first.pages, 1);
+	const readPage = async (page: number): Promise<CursorEvent[]> => {
+		if (!pages.has(page)) pages.set(page, validEvents(ctx, (await listEvents(ctx, pageQuery(settings, page), deadlines)).data).map(toCursorEvent));
+		return pages.get(page)!;
+	};
+	let apiNow = first.apiTimeMs;
+	if (!Number.isFinite(apiNow)) apiNow = newestCreatedOn(await readPage(lastPage));
+	const startMs = apiNow - lookBackMs;
+	const createdBefore = (events: CursorEvent[]) => events.filter((event) => Number.isFinite(event.createdOnMs) && event.createdOnMs < startMs);
+	// The last page whose oldest event was created before the start: the start lies in it.
+	let low = 1;
+	let high = lastPage;
+	if (createdBefore((await readPage(1)).slice(0, 1)).length === 0) return emptyCursorState(null);
+	if (createdBefore((await readPage(lastPage)).slice(0, 1)).length > 0) low = lastPage;
+	while (low < high) {
+		const middle = Math.ceil((low + high) / 2);
+		if (createdBefore((await readPage(middle)).slice(0, 1)).length > 0) low = middle;
+		else high = middle - 1;
+	}
+	const before = createdBefore(await readPage(low)).sort((a, b) => compareIds(a.id, b.id));
+	const start = emptyCursorState(before[before.length - 1] ?? null);
+	start.horizonMs = Number.isFinite(apiNow) ? apiNow : null;
+	return start;
 }
 
 /**
@@ -277,74 +333,160 @@ async function checkCursorInHistory(
 	return { gap };
 }
 
+/** What the reads of one poll found, across the contiguous reads it made. */
+interface PollReading {
+	/** One entry per contiguous read, in the order made; `startedAt` is local time, for the no-`Date` fallback. */
+	reads: Array<ReadRecord & { startedAt: number }>;
+	emit: IDataObject[];
+	emitted: CursorEvent[];
+	/** The first event listed after `after` (page 1 of the read from `after`), for the 7-day history check. */
+	firstAfter?: CursorEvent;
+	pagesRead: number;
+	reachedEnd: boolean;
+	stoppedForBudget: boolean;
+	/** Events still listed after the last page read, when the poll stopped for its budget (the envelope's `count`). */
+	remaining: number;
+	failure?: Error;
+}
+
 /**
- * A regular poll: every event listed after the cursor, from page 1 until the last page
- * or the poll budget, minus the ids already emitted. Returns the new events, oldest first.
+ * Reads from `from` page by page until the end of the list, the read deadline or an
+ * error, jumping over stretches the cursor knows to be final, and collects the events not
+ * emitted before.
+ */
+async function readForward(
+	ctx: IPollFunctions,
+	settings: TriggerSettings,
+	state: EventCursorState,
+	from: string | null,
+	deadlines: Deadlines,
+	reading: PollReading,
+): Promise<void> {
+	const emittedIds = new Set(reading.emitted.map((event) => event.id));
+	let read: (typeof reading.reads)[number] = { from, read: [], readAtMs: NaN, startedAt: Date.now() };
+	let page = 1;
+	const readIds = new Set<string>();
+	try {
+		for (;;) {
+			if (reading.pagesRead > 0 && Date.now() >= deadlines.read) {
+				reading.stoppedForBudget = true;
+				break;
+			}
+			let envelope: Envelope;
+			try {
+				envelope = await listEvents(ctx, pageQuery(settings, page, read.from), deadlines);
+			} catch (error) {
+				reading.failure = error as Error;
+				break;
+			}
+			reading.pagesRead++;
+			if (page === 1) read.readAtMs = envelope.apiTimeMs;
+			let lastId: string | undefined;
+			for (const event of validEvents(ctx, envelope.data)) {
+				const cursorEvent = toCursorEvent(event);
+				lastId = cursorEvent.id;
+				if (readIds.has(cursorEvent.id)) continue; // moved to the next page by a late event
+				readIds.add(cursorEvent.id);
+				read.read.push(cursorEvent);
+				if (read.from === state.after && page === 1 && reading.firstAfter === undefined) reading.firstAfter = cursorEvent;
+				if (emittedIds.has(cursorEvent.id) || alreadySeen(state, cursorEvent.id, settings.overlapMs) || !matches(settings, event)) continue;
+				emittedIds.add(cursorEvent.id);
+				reading.emit.push(event);
+				reading.emitted.push(cursorEvent);
+			}
+			reading.remaining = Math.max(0, envelope.count - page * PAGE_SIZE);
+			if (envelope.data.length < PAGE_SIZE || page >= envelope.pages) {
+				reading.reachedEnd = true;
+				reading.remaining = 0;
+				break;
+			}
+			const jumpTo = lastId === undefined ? undefined : skipFinal(state, lastId, settings.overlapMs);
+			if (jumpTo !== undefined) {
+				reading.reads.push(read);
+				read = { from: jumpTo, read: [], readAtMs: NaN, startedAt: Date.now() };
+				readIds.clear();
+				page = 1;
+			} else page++;
+		}
+	} finally {
+		reading.reads.push(read);
+	}
+}
+
+/**
+ * A regular poll. While catching up (the last poll stopped before the end of the list) it
+ * reads from the newest id read so far first, so every poll emits events it has not
+ * emitted before; once at the end, it reads again from `after` (the overlap read), over
+ * the stretches that late events can still enter, skipping those that are final. New
+ * events come out oldest first.
  */
 export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettings): Promise<INodeExecutionData[][] | null> {
 	const staticData = ctx.getWorkflowStaticData('node');
+	const deadlines = deadlinesFor(ctx);
 	let state = loadCursorState(staticData);
 	if (!state) {
-		if (settings.startFrom === 'now') return await startFromNow(ctx, settings, staticData);
-		state = emptyCursorState(null);
+		if (settings.startFrom === 'now' && !isScheduledFreshStart(ctx)) return await startFromNow(ctx, settings, staticData);
+		state = settings.startFrom === 'now' ? await startBefore(ctx, settings, freshStartLookBackMs(ctx), deadlines) : emptyCursorState(null);
 	}
+	state = settle(state, settings.overlapMs);
 
-	const deadlines = deadlinesFor(ctx);
-	const read: CursorEvent[] = [];
-	const readIds = new Set<string>();
-	const emit: IDataObject[] = [];
-	const emitted: CursorEvent[] = [];
-	let firstAfter: CursorEvent | undefined;
-	let failure: Error | undefined;
-	let stoppedForBudget = false;
-	let pagesRead = 0;
-
-	for (let page = 1; ; page++) {
-		if (page > 1 && Date.now() >= deadlines.read) {
-			stoppedForBudget = true;
-			break;
-		}
-		let envelope: Envelope;
-		try {
-			envelope = await listEvents(ctx, pageQuery(settings, page, state.after), deadlines);
-		} catch (error) {
-			failure = error as Error;
-			break;
-		}
-		pagesRead++;
-		for (const event of validEvents(ctx, envelope.data)) {
-			const cursorEvent = toCursorEvent(event);
-			if (readIds.has(cursorEvent.id)) continue; // moved to the next page by a late event
-			readIds.add(cursorEvent.id);
-			read.push(cursorEvent);
-			if (page === 1 && firstAfter === undefined) firstAfter = cursorEvent;
-			if (alreadySeen(state, cursorEvent.id) || !matches(settings, event)) continue;
-			emit.push(event);
-			emitted.push(cursorEvent);
-		}
-		if (envelope.data.length < PAGE_SIZE || page >= envelope.pages) break;
+	const reading: PollReading = { reads: [], emit: [], emitted: [], pagesRead: 0, reachedEnd: false, stoppedForBudget: false, remaining: 0 };
+	const newest = frontier(state);
+	if (state.behind && newest !== state.after) await readForward(ctx, settings, state, newest, deadlines, reading);
+	if (!reading.failure && !reading.stoppedForBudget) {
+		reading.reachedEnd = false;
+		await readForward(ctx, settings, state, state.after, deadlines, reading);
 	}
-
-	if (failure && emit.length === 0) throw failure; // nothing to hand over: the state stays as saved
+	const { failure } = reading;
+	if (failure && reading.emit.length === 0) throw failure; // nothing to hand over: the state stays as saved
 
 	let history: Awaited<ReturnType<typeof checkCursorInHistory>> = {};
-	if (!failure && firstAfter) history = await checkCursorInHistory(ctx, state, firstAfter, settings, deadlines);
+	if (!failure && reading.firstAfter) history = await checkCursorInHistory(ctx, state, reading.firstAfter, settings, deadlines);
 
-	const next = advanceCursor(state, { read, emitted, overlapMs: settings.overlapMs, elapsedMs: Date.now() - deadlines.start });
+	const previous = state;
+	const fallbackMs = newestCreatedOn(reading.reads.flatMap((read) => read.read));
+	let next = remember(state, reading.emitted);
+	for (const read of reading.reads) {
+		// Without a `Date` header: the newest event read was created before the API answered, less the time since this read began.
+		let readAtMs = read.readAtMs;
+		if (!Number.isFinite(readAtMs)) readAtMs = Math.max(previous.horizonMs ?? -Infinity, fallbackMs - (Date.now() - read.startedAt));
+		next = recordRead(next, { ...read, readAtMs: Number.isFinite(readAtMs) ? readAtMs : NaN }, settings.overlapMs);
+	}
+	next = settle(next, settings.overlapMs);
 	if (history.checked && next.after === history.checked.after) next.checked = history.checked;
 	if (history.gap) next.gap = history.gap;
-
-	if (failure) {
-		ctx.logger?.warn(
-			`Document Workflow Trigger "${ctx.getNode().name}": reading events stopped after ${pagesRead} page(s): ${failure.message}. Emitting the ${emit.length} new event(s) read so far; the next poll continues from there.`,
-			{ workflowId: ctx.getWorkflow().id },
-		);
-	} else if (stoppedForBudget) {
-		ctx.logger?.debug(
-			`Document Workflow Trigger "${ctx.getNode().name}": stopped after ${pagesRead} page(s) to stay within the poll budget; the next poll continues from there.`,
-		);
-	}
+	reportProgress(ctx, previous, next, reading);
 
 	storeCursorState(staticData, next);
-	return emit.length > 0 ? asItems(emit) : null;
+	if (reading.emit.length === 0) return null;
+	const order = reading.emit.map((event, index) => ({ event, id: reading.emitted[index].id }));
+	order.sort((a, b) => compareIds(a.id, b.id));
+	return asItems(order.map((entry) => entry.event));
+}
+
+/**
+ * Says when a poll could not read everything: one warning when catching up begins (with
+ * the number of events still to read), one info line when it is over; `behind` in the state
+ * makes the next poll read from the frontier first.
+ */
+function reportProgress(ctx: IPollFunctions, previous: EventCursorState, next: EventCursorState, reading: PollReading): void {
+	const name = ctx.getNode().name;
+	if (reading.failure) {
+		ctx.logger?.warn(
+			`Document Workflow Trigger "${name}": reading events stopped after ${reading.pagesRead} page(s): ${reading.failure.message}. Emitting the ${reading.emit.length} new event(s) read so far; the next poll continues from there.`,
+			{ workflowId: ctx.getWorkflow().id },
+		);
+	}
+	if (reading.stoppedForBudget) {
+		next.behind = previous.behind ?? { sinceMs: next.horizonMs ?? 0, remaining: reading.remaining };
+		if (!previous.behind) {
+			ctx.logger?.warn(
+				`Document Workflow Trigger "${name}": more events than one poll can read within its budget; ${reading.remaining} event(s) are still to read. Each poll emits the next ones, oldest first, until the trigger has caught up (late events in between are emitted then).`,
+				{ workflowId: ctx.getWorkflow().id, remaining: reading.remaining, pagesRead: reading.pagesRead },
+			);
+		}
+	} else if (reading.reachedEnd) {
+		delete next.behind;
+		if (previous.behind) ctx.logger?.info(`Document Workflow Trigger "${name}": caught up with the event list.`, { workflowId: ctx.getWorkflow().id });
+	}
 }

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { DocumentRec, Engine, KeyRec, OrgRec, RunRec, StoredFile, WorkflowRec } from './engine';
 import { iso } from './engine';
 import { detectFormat } from './formats';
-import { Ctx, applyFaults, header } from './http-util';
+import { Ctx, applyFaults, header, pause } from './http-util';
 import { isUuid, uuid } from './ids';
 import type { FaultInjector, RateClass, RateLimiter, RequestLog } from './infra';
 import { retryAfterHeader } from './infra';
@@ -263,6 +263,7 @@ const listEvents: Handler = async (ctx, auth, _p, { engine }) => {
 	const after = q.get('after');
 	if (after !== null && !isUuid(after)) errors.after = ['after must be an event id (UUID).'];
 	if (Object.keys(errors).length) return ctx.problem(400, `Invalid query: ${Object.values(errors).flat().join(' ')}`, { errors });
+	if (engine.settings.eventPageLatencyMs > 0) await pause(engine.settings.eventPageLatencyMs);
 	const r = engine.events.query(auth.org.id, auth.key.environment, { after: after ?? undefined, type: type ?? undefined, page, pageSize }, engine.now());
 	const pages = Math.ceil(r.count / pageSize);
 	if (page > Math.max(pages, 1)) {

@@ -243,12 +243,14 @@ export interface Settings {
 	eventCommitDelayMs: number;
 	originalLinkTtlMs: number;
 	maxOutputBytes: number;
+	eventPageLatencyMs: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
 	eventCommitDelayMs: 0,
 	originalLinkTtlMs: 5 * 60 * 1000,
 	maxOutputBytes: 10 * 1024 * 1024,
+	eventPageLatencyMs: 0,
 };
 
 export interface StoredFile {

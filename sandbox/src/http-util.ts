@@ -52,6 +52,9 @@ export function header(req: IncomingMessage, name: string): string | undefined {
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** A wait that does not keep the process alive once the sandbox stops. */
+export const pause = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
+
 export class Ctx {
 	readonly correlationId = uuid();
 	readonly entry: RequestLogEntry;
@@ -66,7 +69,7 @@ export class Ctx {
 		readonly res: ServerResponse,
 		readonly origin: 'api' | 'files',
 		log: RequestLog,
-		engine: Engine,
+		private readonly engine: Engine,
 	) {
 		this.url = new URL(req.url ?? '/', 'http://sandbox.local');
 		this.entry = log.add({
@@ -110,6 +113,11 @@ export class Ctx {
 		this.req.socket.destroy();
 	}
 
+	/** The correlation id, and `Date` from the sandbox clock (which tests move forward), as a real server's clock would say. */
+	private clockHeaders(): Record<string, string> {
+		return { 'X-Correlation-ID': this.correlationId, Date: new Date(this.engine.now()).toUTCString() };
+	}
+
 	private begin(status: number): boolean {
 		if (this.done) return false;
 		this.done = true;
@@ -127,7 +135,7 @@ export class Ctx {
 
 	send(status: number, headers: Record<string, string | number>, body?: string | Buffer): void {
 		if (!this.begin(status)) return;
-		const h: Record<string, string | number> = { ...headers, 'X-Correlation-ID': this.correlationId };
+		const h: Record<string, string | number> = { ...headers, ...this.clockHeaders() };
 		if (body !== undefined) h['Content-Length'] = Buffer.byteLength(body);
 		this.res.writeHead(status, h);
 		this.res.end(body);
@@ -138,7 +146,7 @@ export class Ctx {
 			body?.destroy();
 			return;
 		}
-		this.res.writeHead(status, { ...headers, 'X-Correlation-ID': this.correlationId });
+		this.res.writeHead(status, { ...headers, ...this.clockHeaders() });
 		if (!body) {
 			this.res.end();
 			return;
@@ -181,8 +189,7 @@ export async function applyFaults(ctx: Ctx, faults: FaultInjector): Promise<bool
 	for (const f of fired) {
 		if (f.kind === 'latency') {
 			ctx.entry.fault = 'latency';
-			// Unreferenced: a long injected stall must not keep the process alive after the sandbox stops.
-			await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, f.ms ?? 0)).unref());
+			await pause(f.ms ?? 0);
 			continue;
 		}
 		ctx.entry.fault = f.kind;

@@ -131,6 +131,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		s.keepAliveTimeout = 5000;
 		s.requestTimeout = 0; // 200 MB uploads may take a while
 	}
+	// Tests call the control API between polls that can take seconds: a connection kept longer than the
+	// client waits between calls is never closed by the server just as the client reuses it (ECONNRESET).
+	controlServer.keepAliveTimeout = 65_000;
 
 	const apiPort = await listen(apiServer, host, options.port ?? 0);
 	const filesPort = await listen(filesServer, host, options.filesPort ?? 0);

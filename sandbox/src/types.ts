@@ -487,6 +487,8 @@ export interface SandboxSettings {
 	originalLinkTtlMs?: number;
 	/** Maximum inline output size. Default 10 MB (10 * 1024 * 1024). */
 	maxOutputBytes?: number;
+	/** Real time each answered page of `GET /events` takes (a slow API, or a large account). Default 0. */
+	eventPageLatencyMs?: number;
 }
 
 export interface SandboxInfo {

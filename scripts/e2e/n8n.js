@@ -299,6 +299,22 @@ class N8nInstance {
 		log(`n8n stopped in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 	}
 
+	/** SIGKILL to n8n's whole process group at once, with no warning (a crash); resolves once it has exited. */
+	async kill() {
+		const child = this.child;
+		if (!child) return;
+		try {
+			process.kill(-child.pid, 'SIGKILL');
+		} catch {
+			/* gone already */
+		}
+		await this.exited;
+		this.child = null;
+		this.cookie = null;
+		unregisterForCleanup(this);
+		log(`n8n killed (SIGKILL)`);
+	}
+
 	async restart(opts) {
 		await this.stop();
 		await this.start(opts);

@@ -105,10 +105,24 @@ class TestItemsNode implements INodeType {
 	}
 }
 
+/** What n8n's node loader adds to every polling node (n8n-core's `commonPollingParameters`, not exported): Poll Times. */
+function withPollTimes<T extends INodeType>(nodeType: T): T {
+	nodeType.description.properties.unshift({
+		displayName: 'Poll Times',
+		name: 'pollTimes',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Poll Time' },
+		default: { item: [{ mode: 'everyMinute' }] },
+		placeholder: 'Add Poll Time',
+		options: NodeHelpers.cronNodeOptions,
+	});
+	return nodeType;
+}
+
 class NodeTypesRegistry implements INodeTypes {
 	private readonly types: INodeTypeData = {
 		[ACTION_NODE_TYPE]: { type: new DocumentWorkflow(), sourcePath: '' },
-		[TRIGGER_NODE_TYPE]: { type: new DocumentWorkflowTrigger(), sourcePath: '' },
+		[TRIGGER_NODE_TYPE]: { type: withPollTimes(new DocumentWorkflowTrigger()), sourcePath: '' },
 		[INPUT_NODE_TYPE]: { type: new TestItemsNode(), sourcePath: '' },
 	};
 

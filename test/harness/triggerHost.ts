@@ -144,6 +144,19 @@ export function spreadEvents(count: number, fromMs: number, toMs: number, make: 
 	return events;
 }
 
+/** A burst: `count` events created evenly within `spanMs` from `fromMs`; `lateShare` of them committed up to `maxLateMs` late. */
+export function burstEvents(count: number, fromMs: number, spanMs: number, options: { seed?: number; lateShare?: number; maxLateMs?: number } = {}): EventInput[] {
+	const rand = seeded(options.seed ?? 1);
+	const lateShare = options.lateShare ?? 0;
+	const maxLateMs = options.maxLateMs ?? 0;
+	const events: EventInput[] = [];
+	for (let n = 0; n < count; n++) {
+		const createdOn = new Date(fromMs + Math.floor((n * spanMs) / count)).toISOString();
+		events.push({ type: 'run.completed', createdOn, commitDelayMs: rand() < lateShare ? Math.floor(rand() * maxLateMs) : 0, data: { n } });
+	}
+	return events;
+}
+
 /** Captures the warnings n8n's logger receives (what `this.logger.warn` writes). */
 export function captureWarnings(): { messages: string[]; restore: () => void } {
 	const logger = Container.get(Logger);

@@ -85,7 +85,7 @@ describe('a batch of 300 submissions under faults', () => {
 });
 
 describe('the trigger under faults', () => {
-	test('emits every event exactly once with latency, lost responses and 502s on /events', async () => {
+	test('emits every event exactly once with latency, lost responses and 502s on /events, and a burst read over several small-budget polls', async () => {
 		const rand = seeded(3);
 		const host = new TriggerHost(env.sandbox, {});
 		await env.sandbox.control.setFaults([
@@ -96,9 +96,12 @@ describe('the trigger under faults', () => {
 		]);
 		expect((await host.activate()).error).toBeUndefined();
 		let created = 0;
+		let burstPollItems = 0;
 		for (let poll = 0; poll < 25; poll++) {
 			const now = (await env.sandbox.control.getClock()).nowMs;
-			const batch: EventInput[] = Array.from({ length: 100 + Math.floor(rand() * 150) }, (_, i) => ({
+			// Poll 12 brings a burst of 3,000 events; it and the next polls have a budget too small to read it at once.
+			const burst = poll === 12;
+			const batch: EventInput[] = Array.from({ length: burst ? 3000 : 100 + Math.floor(rand() * 150) }, (_, i) => ({
 				type: 'run.completed',
 				createdOn: new Date(now + Math.floor(rand() * MINUTE)).toISOString(),
 				commitDelayMs: rand() < 0.2 ? Math.floor(rand() * 4 * MINUTE) : 0,
@@ -108,7 +111,9 @@ describe('the trigger under faults', () => {
 			created += batch.length;
 			await env.sandbox.control.advanceClock(MINUTE);
 			if (rand() < 0.1) host.restart();
-			await host.poll({ pollBudgetMs: rand() < 0.5 ? undefined : 30_000 });
+			const small = poll >= 12 && poll < 16;
+			const result = await host.poll({ pollBudgetMs: small ? 400 : rand() < 0.5 ? undefined : 30_000 });
+			if (burst) burstPollItems = result.items?.length ?? 0;
 		}
 		await env.sandbox.control.clearFaults();
 		for (let i = 0; i < 7; i++) {
@@ -121,6 +126,9 @@ describe('the trigger under faults', () => {
 		expect(host.delivered).toHaveLength(created);
 		const events = await env.sandbox.control.getRequests({ pathPrefix: '/events' });
 		expect(events.filter((e) => e.fault === 'dropAfterProcess').length).toBeGreaterThan(0);
+		// The burst really was more than one poll read.
+		expect(burstPollItems).toBeGreaterThan(0);
+		expect(burstPollItems).toBeLessThan(3000);
 	}, 90_000);
 });
 

@@ -88,4 +88,49 @@ describe('first activation', () => {
 		const result = await host.poll();
 		expect(result.items?.map((item) => item.json.id)).toEqual(late.ids);
 	});
+
+	test('durable cursors (n8n 2.41): the activation poll\'s state is dropped; the first scheduled poll still emits every event since activation, and nothing older than one poll interval and a half', async () => {
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		const history = await env.sandbox.control.createEvents(spreadEvents(5000, now - 2 * DAY, now - 2 * MINUTE), { returnIds: true });
+		// Created in the half-minute before activation: inside the bound, may be emitted.
+		const justBefore = await env.sandbox.control.createEvents(spreadEvents(20, now - 30_000, now - 1000), { returnIds: true });
+		const host = new TriggerHost(env.sandbox);
+		expect((await host.activate({ activation: 'activate', pollBudgetMs: 5 * MINUTE })).items).toBeNull();
+		// n8n keeps nothing of what the activation poll wrote.
+		host.live = {};
+		host.saved = {};
+		const afterActivation = await env.sandbox.control.createEvents(spreadEvents(50, now + 100, now + 2000), { returnIds: true });
+		const beforeFirstPoll = await env.sandbox.control.createEvents(spreadEvents(15_000, now + 2000, now + 55_000), { returnIds: true });
+		await env.sandbox.control.advanceClock(MINUTE);
+		await env.sandbox.control.clearRequests();
+		// Scheduled polls under durable cursors: activation mode "update", a 36 s budget.
+		const first = await host.poll({ activation: 'update', pollBudgetMs: 36_000 });
+		expect(first.error).toBeUndefined();
+		const expected = [...afterActivation.ids!, ...beforeFirstPoll.ids!].map((id) => ({ id }));
+		const check = compareDelivered(host.delivered, expected);
+		expect(check.lost).toEqual([]);
+		expect(check.duplicates).toEqual([]);
+		expect(check.unexpected.filter((id) => !justBefore.ids!.includes(id))).toEqual([]);
+		expect(check.unexpected.some((id) => history.ids!.includes(id))).toBe(false);
+		// Finding where to start costs a binary search over the pages, not a read of the history.
+		expect((await eventRequests(env.sandbox)).length).toBeLessThan(15_000 / 100 + 30);
+		await env.sandbox.control.advanceClock(MINUTE);
+		expect((await host.poll({ activation: 'update', pollBudgetMs: 36_000 })).items).toBeNull();
+	});
+
+	test('durable cursors with Poll Times every 5 minutes: the first scheduled poll looks back one interval and a half (up to a minute more), from its own Poll Times', async () => {
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		const host = new TriggerHost(env.sandbox, { pollTimes: { item: [{ mode: 'everyX', value: 5, unit: 'minutes' }] } });
+		expect((await host.activate({ activation: 'activate' })).items).toBeNull();
+		host.live = {};
+		host.saved = {};
+		// Activation at `now`; the first scheduled poll 5 minutes later. Look-back: 5 + 1 minutes.
+		const tooOld = await env.sandbox.control.createEvents(spreadEvents(10, now - 4 * MINUTE, now - 2 * MINUTE), { returnIds: true });
+		const sinceActivation = await env.sandbox.control.createEvents(spreadEvents(10, now + 1000, now + 4 * MINUTE), { returnIds: true });
+		await env.sandbox.control.advanceClock(5 * MINUTE);
+		const first = await host.poll({ activation: 'update', pollBudgetMs: 36_000 });
+		const ids = first.items?.map((item) => item.json.id);
+		expect(ids).toEqual(sinceActivation.ids);
+		expect(ids?.some((id) => tooOld.ids!.includes(id as string))).toBe(false);
+	});
 });

@@ -1,0 +1,66 @@
+/**
+ * A burst far larger than one poll can read: 100,000 events created within one minute,
+ * overlap window 1 minute, n8n 2.41's durable-cursor poll budget (36 s) against an API
+ * that takes 100 ms a page. Real time is scaled down tenfold so the test stays short: the
+ * budget is 3.6 s and the sandbox adds 10 ms a page (the sandbox clock, which the events
+ * and the API's `Date` header follow, still moves a minute between polls).
+ */
+import { MINUTE, TriggerHost, burstEvents, captureWarnings, compareDelivered } from '../../harness/triggerHost';
+import { useSandbox } from '../../harness/sandbox';
+
+const env = useSandbox();
+
+const BURST = 100_000;
+const SCALE = 10;
+const POLL_BUDGET_MS = 36_000 / SCALE;
+const PAGE_LATENCY_MS = 100 / SCALE;
+
+describe('a burst larger than one poll can read', () => {
+	// With a 5-minute window the whole burst stays young for five polls: only reading on from the newest id read makes progress then.
+	test.each([1, 5])('100,000 events within one minute, overlap %i minute(s), a 36 s budget: every event once, every poll emits new events until caught up', async (overlapMinutes) => {
+		const host = new TriggerHost(env.sandbox, { options: { overlapMinutes } });
+		expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
+		const start = (await env.sandbox.control.getClock()).nowMs;
+		await env.sandbox.control.createEvents(burstEvents(BURST, start + 1000, MINUTE, { seed: 11, lateShare: 0.01, maxLateMs: MINUTE }));
+		await env.sandbox.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
+
+		const warnings = captureWarnings();
+		const perPoll: number[] = [];
+		const remembered: number[] = [];
+		try {
+			while (host.delivered.length < BURST && perPoll.length < 60) {
+				await env.sandbox.control.advanceClock(MINUTE);
+				const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
+				expect(result.error).toBeUndefined();
+				perPoll.push(result.items?.length ?? 0);
+				remembered.push(host.memory().ids);
+			}
+		} finally {
+			warnings.restore();
+		}
+		const pollsToCatchUp = perPoll.length;
+		// More than one poll was needed, and each one emitted events not emitted before.
+		expect(pollsToCatchUp).toBeGreaterThan(2);
+		expect(perPoll.every((count) => count > 0)).toBe(true);
+		// One warning for the whole catching-up period, naming how many events were still to read.
+		const behind = warnings.messages.filter((message) => /still to read/.test(message));
+		expect(behind).toHaveLength(1);
+		expect(Number(/; (\d+) event\(s\) are still to read/.exec(behind[0])![1])).toBeGreaterThan(BURST / 2);
+
+		// Settles: a few more polls emit nothing and forget the burst.
+		for (let i = 0; i < overlapMinutes + 2; i++) {
+			await env.sandbox.control.advanceClock(MINUTE);
+			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).items).toBeNull();
+		}
+		const all = await env.sandbox.control.listEvents();
+		expect(all.every((event) => event.committed)).toBe(true);
+		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
+
+		// Memory: at most what the polls of one overlap window read (polls a minute apart), and nothing once settled.
+		const peak = Math.max(...remembered);
+		expect(peak).toBeLessThanOrEqual((overlapMinutes + 1) * Math.max(...perPoll));
+		if (overlapMinutes === 1) expect(peak).toBeLessThan(BURST / 4);
+		expect(host.memory().ids).toBe(0);
+		console.log(`burst of ${BURST}, overlap ${overlapMinutes} min: caught up in ${pollsToCatchUp} polls (${perPoll.join(', ')} events), remembered ids peak ${peak}, settled ${host.memory().ids} (${host.memory().bytes} bytes)`);
+	});
+});
