@@ -103,6 +103,14 @@ export async function readPagedList(
 }
 
 /**
+ * A whole (unpaged) list as the node outputs it: one item per entry, or, run as an AI agent's
+ * tool, one `toolListResult` object (an empty list would otherwise reach the model as "").
+ */
+export function listOutput(ctx: IExecuteFunctions, results: IDataObject[]): IDataObject[] {
+	return isRunAsTool(ctx) ? [toolListResult(results, results.length, false)] : results;
+}
+
+/**
  * A list as a tool hands it to a model: the entries, how many, how many match in all, and
  * whether more exist than were returned (with what to do about it).
  */

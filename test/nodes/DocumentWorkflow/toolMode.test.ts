@@ -71,6 +71,22 @@ describe('run as an AI agent tool', () => {
 		expect(asNode.items).toHaveLength(0);
 	});
 
+	it("a document's runs are one object as a tool, also when it has none", async () => {
+		const submitted = await env.run(submitParams(wf(), { waitForCompletion: true }, { initialPollIntervalSeconds: 0.1, maxPollIntervalSeconds: 0.2 }), { items: pdfItems(1) });
+		const documentId = submitted.items[0].json.documentId as string;
+		const asNode = await env.run({ resource: 'document', operation: 'getRuns', documentId });
+		expect(asNode.items).toHaveLength(1);
+		const asTool = await env.run({ resource: 'document', operation: 'getRuns', documentId }, { asTool: true });
+		expect(asTool.items.map((item) => item.json)).toEqual([{ results: asNode.items.map((item) => item.json), returned: 1, total: 1, hasMore: false }]);
+
+		await env.sandbox.control.setNextScripts(wf(), { steps: [], neverStarts: 'held' });
+		const held = await env.run(submitParams(wf()), { items: pdfItems(1) });
+		const heldId = held.items[0].json.documentId as string;
+		expect((await env.run({ resource: 'document', operation: 'getRuns', documentId: heldId })).items).toHaveLength(0);
+		const heldAsTool = await env.run({ resource: 'document', operation: 'getRuns', documentId: heldId }, { asTool: true });
+		expect(heldAsTool.items.map((item) => item.json)).toEqual([{ results: [], returned: 0, total: 0, hasMore: false }]);
+	});
+
 	it('Submit Document with no file says, in the message a model receives, that the file must come from an earlier node', async () => {
 		const result = await env.run(submitParams(wf()), { asTool: true, items: [{ json: { question: 'submit invoice.pdf' } }] });
 		expect(result.error?.message).toBe(
