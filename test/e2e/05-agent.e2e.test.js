@@ -112,6 +112,16 @@ run('n8n 2.41.1: the node as a tool of the AI Agent', () => {
 		// The model was reached the way this case means (API, streaming or not).
 		expect(standin.requests.map((r) => `${r.api}${r.stream ? ' streamed' : ''}`)).toEqual(Array(5).fill(`${c.api}${c.start === 'stream' ? ' streamed' : ''}`));
 
+		// The model was offered the three tools as the example describes them, parameters included.
+		const offered = Object.fromEntries(standin.requests[0].tools.map((t) => [t.name, t]));
+		expect(Object.keys(offered).sort()).toEqual(Object.values(TOOLS).sort());
+		for (const node of wf.nodes.filter((n) => n.type === `${e2e.NODE_TYPES[0]}Tool`)) {
+			const tool = offered[node.name.replace(/ /g, '_')];
+			expect(tool.description).toBe(node.parameters.toolDescription);
+			const [, key, about] = JSON.stringify(node.parameters).match(/\$fromAI\('(\w+)', '([^']+)'/);
+			expect(tool.parameters.properties[key]).toMatchObject({ type: 'string', description: about });
+		}
+
 		// Each tool call reached the sandbox with the parameters the model chose.
 		const apiCalls = (await sandbox.control.getRequests({ origin: 'api', afterSeq: seq })).map((r) => `${r.method} ${r.path}`);
 		expect(apiCalls).toEqual([
@@ -153,7 +163,7 @@ function parseToolOutput(result) {
 	}
 }
 
-/** What the scripted model answers, from the three tool results it received. */
+/** What the scripted model answers, from the four tool results it received. */
 function finalAnswer(results) {
 	const [runOut, tasksOut, eventsOut, noTasksOut] = results.map((r) => {
 		try {
