@@ -21,6 +21,7 @@ const crypto = require('node:crypto');
 const n8n = require('./e2e/n8n');
 const { startSandboxProcess } = require('./e2e/sandbox');
 const fixtures = require('./e2e/fixtures');
+const openAi = require('./e2e/openai-standin');
 
 function parseArgs(argv) {
 	const opts = { port: 5678, major: '2', fresh: false, build: true };
@@ -44,13 +45,14 @@ async function main() {
 	const devDir = path.join(n8n.CACHE, opts.major === '2' ? 'dev' : `dev-n8n${opts.major}`);
 	let sandbox = null;
 	let instance = null;
+	let model = null;
 	let stopping = false;
 
 	async function shutdown(code) {
 		if (stopping) return;
 		stopping = true;
 		console.log('\nStopping n8n and the sandbox...');
-		await Promise.allSettled([instance?.stop(), sandbox?.stop()]);
+		await Promise.allSettled([instance?.stop(), sandbox?.stop(), model?.stop()]);
 		console.log('Stopped.');
 		process.exit(code);
 	}
@@ -72,6 +74,9 @@ async function main() {
 			}
 		});
 		const vars = await fixtures.createExampleWorkflows(sandbox.control);
+		// The AI agent example's model: a local stand-in that calls the example's tools as scripted.
+		model = await openAi.startOpenAiStandin({ calls: openAi.AGENT_EXAMPLE_CALLS });
+		vars.OPENAI_CREDENTIAL_ID = openAi.OPENAI_CREDENTIAL_ID;
 
 		const tgz = n8n.buildAndPack({ build: opts.build });
 		instance = new n8n.N8nInstance({
@@ -101,6 +106,7 @@ async function main() {
 				baseUrl: sandbox.info.baseUrl,
 				apiKey: sandbox.info.apiKey,
 			}),
+			openAi.openAiStandinCredential(model),
 		]);
 		// Stable ids per example file, so a re-run updates the examples instead of duplicating them.
 		const examples = n8n.loadExamples(vars).map(({ file, workflow }) => {
@@ -121,6 +127,7 @@ async function main() {
    Sandbox key:   ${sandbox.info.apiKey}
    Control API:   ${sandbox.info.controlUrl}
    Credential:    "${fixtures.CREDENTIAL_NAME}" (already set up)
+   AI model:      "${openAi.OPENAI_CREDENTIAL_NAME}", a scripted stand-in at ${model.baseUrl}
    Examples:      ${examples.map((w) => w.name.replace(/^Document Workflow: /, '')).join('; ')}
    Sandbox workflows: JSON output ${vars.SANDBOX_WORKFLOW_ID}, file output ${vars.SANDBOX_BINARY_WORKFLOW_ID}
 

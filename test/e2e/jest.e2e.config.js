@@ -1,7 +1,8 @@
 /**
  * End-to-end tests: a real n8n (2.41.1 on Node 24, then 1.123.81 on Node 22) with the packed
- * package installed, against the in-process sandbox, plus a browser test of the editor and
- * the trigger under n8n 2.41's durable poll cursors (04-trigger-durable, n8n 2 only).
+ * package installed, against the in-process sandbox, plus a browser test of the editor, the
+ * trigger under n8n 2.41's durable poll cursors (04-trigger-durable, n8n 2 only) and the node
+ * as an AI agent's tool (05-agent, n8n 2.41.1, with a local stand-in of the OpenAI API).
  * Run with `npm run test:e2e` (jest -c test/e2e/jest.e2e.config.js). Files run one at a time,
  * in name order (01-, 02-, ...). Environment:
  *   E2E_N8N=2,1          n8n lines to test (default both)

@@ -122,6 +122,8 @@ function withPollTimes<T extends INodeType>(nodeType: T): T {
 class NodeTypesRegistry implements INodeTypes {
 	private readonly types: INodeTypeData = {
 		[ACTION_NODE_TYPE]: { type: new DocumentWorkflow(), sourcePath: '' },
+		// n8n offers every usableAsTool node as `<type>Tool` too; an AI agent runs that one.
+		[`${ACTION_NODE_TYPE}Tool`]: { type: new DocumentWorkflow(), sourcePath: '' },
 		[TRIGGER_NODE_TYPE]: { type: withPollTimes(new DocumentWorkflowTrigger()), sourcePath: '' },
 		[INPUT_NODE_TYPE]: { type: new TestItemsNode(), sourcePath: '' },
 	};
@@ -268,6 +270,8 @@ export interface RunNodeOptions {
 	nodeId?: string;
 	/** Cancels the execution like the editor's stop button, after this many ms. */
 	cancelAfterMs?: number;
+	/** Runs the node as n8n runs it for an AI agent: as its `…Tool` node type. */
+	asTool?: boolean;
 }
 
 export interface NodeRunResult {
@@ -306,7 +310,7 @@ async function runActionNodeUnjournaled(options: RunNodeOptions): Promise<NodeRu
 	const node: INode = {
 		id: options.nodeId ?? randomUUID(),
 		name: nodeName,
-		type: ACTION_NODE_TYPE,
+		type: options.asTool ? `${ACTION_NODE_TYPE}Tool` : ACTION_NODE_TYPE,
 		typeVersion: 1,
 		position: [200, 0],
 		parameters: options.parameters as INode['parameters'],

@@ -70,8 +70,8 @@ const cases: Case[] = [
 	{ name: 'a run id from an expression that found nothing', run: () => node({ resource: 'run', operation: 'get', runId: '={{ $json.runId }}' }, [{ json: { other: 1 } }]), message: 'The Run ID is empty', description: /the expression found no value/, noRequest: true },
 
 	// ---- the file to submit ----
-	{ name: 'binary property missing (item has another)', run: () => node(submit({ binaryPropertyName: 'document' }), [document]), message: 'The item has no binary property "document" to upload', description: /binary properties: "data"/, noRequest: true },
-	{ name: 'item without any binary data', run: () => node(submit(), [{ json: { a: 1 } }]), message: 'The item has no binary property "data" to upload', description: /no binary data at all/, noRequest: true },
+	{ name: 'binary property missing (item has another)', run: () => node(submit({ binaryPropertyName: 'document' }), [document]), message: 'The item has no file in binary property "document" to upload: Submit Document sends a file that an earlier node put into the item, never one given as a parameter', description: /binary properties: "data"/, noRequest: true },
+	{ name: 'item without any binary data', run: () => node(submit(), [{ json: { a: 1 } }]), message: 'The item has no file in binary property "data" to upload: Submit Document sends a file that an earlier node put into the item, never one given as a parameter', description: /no binary data at all/, noRequest: true },
 	{ name: 'empty file', run: () => node(submit(), [{ json: {}, binary: { data: { data: Buffer.alloc(0), fileName: 'empty.pdf', mimeType: 'application/pdf' } } }]), message: 'The file in binary property "data" is empty', description: /"empty.pdf" has 0 bytes/, noRequest: true },
 	{
 		name: 'a format the workflow does not accept',

@@ -12,7 +12,7 @@ function idField(name: IdName, show: IDisplayOptions['show']): INodeProperties {
 		required: true,
 		default: '',
 		placeholder: 'e.g. 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70',
-		description: `The ID (a UUID) of the ${what}`,
+		description: `The ID of the ${what}, a UUID such as 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70, found as "${name}" in other operations' results`,
 		displayOptions: { show },
 	};
 }

@@ -1,6 +1,7 @@
 import type { IDataObject, IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { apiRequest, requireUuid } from '../../shared/transport';
+import { isRunAsTool } from '../helpers/toolMode';
 
 export const MAX_PAGE_SIZE = 100;
 
@@ -64,6 +65,10 @@ export function idFilter(ctx: IExecuteFunctions, itemIndex: number, name: string
 /**
  * Reads a paged list (`{count, pages, data}`): every page of 100 with Return All, else
  * one page of `limit`. The API's order is kept.
+ *
+ * Run as an AI agent's tool, the result is one object instead of one item per entry
+ * (`toolListResult`), and Return All reads one page of 100 only, so a model always gets a bounded
+ * answer that says whether there is more. Version 1's output in workflows is unchanged.
  */
 export async function readPagedList(
 	ctx: IExecuteFunctions,
@@ -72,7 +77,10 @@ export async function readPagedList(
 	settings: { returnAll: boolean; limit: number },
 	itemIndex: number,
 ): Promise<IDataObject[]> {
-	const pageSize = settings.returnAll ? MAX_PAGE_SIZE : settings.limit;
+	const asTool = isRunAsTool(ctx);
+	const returnAll = settings.returnAll && !asTool;
+	const limit = settings.returnAll && asTool ? MAX_PAGE_SIZE : settings.limit;
+	const pageSize = returnAll ? MAX_PAGE_SIZE : limit;
 	const results: IDataObject[] = [];
 	for (let page = 1; ; page++) {
 		const { body } = await apiRequest<{ data?: IDataObject[]; pages?: number; count?: number }>(ctx, {
@@ -83,8 +91,34 @@ export async function readPagedList(
 		});
 		const data = Array.isArray(body?.data) ? body.data : [];
 		results.push(...data);
-		if (!settings.returnAll) return results.slice(0, settings.limit);
 		const pages = typeof body?.pages === 'number' ? body.pages : page;
+		if (!returnAll) {
+			const listed = results.slice(0, limit);
+			if (!asTool) return listed;
+			const total = typeof body?.count === 'number' ? body.count : undefined;
+			return [toolListResult(listed, total, pages > page)];
+		}
 		if (data.length === 0 || page >= pages) return results;
 	}
+}
+
+/**
+ * A whole (unpaged) list as the node outputs it: one item per entry, or, run as an AI agent's
+ * tool, one `toolListResult` object (an empty list would otherwise reach the model as "").
+ */
+export function listOutput(ctx: IExecuteFunctions, results: IDataObject[]): IDataObject[] {
+	return isRunAsTool(ctx) ? [toolListResult(results, results.length, false)] : results;
+}
+
+/**
+ * A list as a tool hands it to a model: the entries, how many, how many match in all, and
+ * whether more exist than were returned (with what to do about it).
+ */
+export function toolListResult(results: IDataObject[], total: number | undefined, morePages: boolean): IDataObject {
+	const hasMore = total === undefined ? morePages : total > results.length;
+	const answer: IDataObject = { results, returned: results.length, total: total ?? null, hasMore };
+	if (hasMore) {
+		answer.note = `Only the first ${results.length}${total === undefined ? '' : ` of ${total}`} matching entries are listed. Narrow the filters to see the others.`;
+	}
+	return answer;
 }

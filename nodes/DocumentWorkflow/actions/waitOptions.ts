@@ -56,7 +56,7 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			typeOptions: { minValue: 0, numberPrecision: 2 },
 			default: 60,
 			description:
-				'How long to wait for each run before giving up; 0 waits without limit. What happens at the limit is set by "On Time Limit". The run itself goes on in the service.',
+				'How long to wait for each run before giving up; 0 waits without limit. What happens at the limit is set by "On Time Limit". The run itself goes on in the service. As an AI agent\'s tool, keep it to a few minutes: the agent waits as long.',
 			...show,
 		},
 		{

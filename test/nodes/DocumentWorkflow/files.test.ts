@@ -54,7 +54,7 @@ describe('uploads', () => {
 
 	it('names a missing binary property and the ones the item has, before any request', async () => {
 		const result = await env.run(submitParams(wf(), { binaryPropertyName: 'document' }), { items: [pdfItem(0)] });
-		expect(result.error?.message).toBe('The item has no binary property "document" to upload');
+		expect(result.error?.message).toBe('The item has no file in binary property "document" to upload: Submit Document sends a file that an earlier node put into the item, never one given as a parameter');
 		expect(result.error?.description).toContain('"data"');
 		expect(await requests(env)).toHaveLength(0);
 	});

@@ -229,7 +229,7 @@ describe('Submit Document and wait', () => {
 		const [failed, completed] = result.items[0].json.error ? [result.items[0], result.items[2]] : [result.items[2], result.items[0]];
 		expect(failed.json.error).toMatch(/failed: BAD/);
 		expect(completed.json).toMatchObject({ status: 'completed' });
-		expect(result.items[1].json.error).toBe('The item has no binary property "data" to upload');
+		expect(result.items[1].json.error).toBe('The item has no file in binary property "data" to upload: Submit Document sends a file that an earlier node put into the item, never one given as a parameter');
 		expect(result.items[1].json.description).toContain('"other"');
 	});
 

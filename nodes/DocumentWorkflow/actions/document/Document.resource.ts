@@ -13,17 +13,17 @@ export const description: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['document'] } },
 		options: [
-			{ name: 'Get', value: 'get', description: 'Get a document and its status', action: 'Get a document' },
+			{ name: 'Get', value: 'get', description: 'Get a document by its ID, with its status', action: 'Get a document' },
 			{
 				name: 'Get Original File',
 				value: 'getOriginal',
-				description: 'Get a short-lived link to the file as uploaded, or the file itself',
+				description: 'Get a 5-minute link to the file as uploaded (the link needs no API key), or the file itself',
 				action: 'Get the original file of a document',
 			},
 			{
 				name: 'Get Runs',
 				value: 'getRuns',
-				description: "List the document's top-level runs, newest first",
+				description: "List a document's top-level runs by document ID, newest first",
 				action: 'Get the runs of a document',
 			},
 		],

@@ -15,7 +15,7 @@ export const description: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether to download the file itself into a binary property (under its original file name). Off: return the short-lived link (valid 5 minutes, needs no API key) and when it expires.',
+			'Whether to download the file itself into a binary property (under its original file name). Off: return the short-lived link (valid 5 minutes, needs no API key) and when it expires. As an AI agent\'s tool, leave it off: agents receive JSON only, never files.',
 		displayOptions: { show },
 	},
 	{

@@ -31,7 +31,7 @@ export const description: INodeProperties[] = [
 				type: 'options',
 				options: EVENT_TYPE_OPTIONS,
 				default: 'run.completed',
-				description: 'Only events of this type',
+				description: `Only events of this type; as text, one of: ${EVENT_TYPES.join(', ')}`,
 			},
 		],
 	},

@@ -15,7 +15,7 @@ export const description: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: 'data',
-		description: 'With Include Output, the binary property a file output goes into',
+		description: 'With Include Output, the binary property a file output goes into (an AI agent receives JSON only, never the file)',
 		displayOptions: { show },
 	},
 	{

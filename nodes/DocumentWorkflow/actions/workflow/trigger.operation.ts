@@ -25,7 +25,7 @@ export const description: INodeProperties[] = [
 		placeholder: 'e.g. data',
 		hint: 'The name of the input binary field containing the file to be uploaded',
 		description:
-			"The item's binary property holding the file to submit (its file name and media type are sent with it). With Include Output, a file output is put into the binary property of this name.",
+			"The item's binary property holding the file to submit (its file name and media type are sent with it). The file must come from an earlier node; an AI agent cannot pass one as a parameter. With Include Output, a file output is put into the binary property of this name.",
 		displayOptions: { show },
 	},
 	{
@@ -108,11 +108,11 @@ export function inputBinary(ctx: IExecuteFunctions, item: INodeExecutionData, it
 		}
 	}
 	if (!binary) {
-		throw new NodeOperationError(ctx.getNode(), `The item has no binary property "${name}" to upload`, {
+		throw new NodeOperationError(ctx.getNode(), `The item has no file in binary property "${name}" to upload: Submit Document sends a file that an earlier node put into the item, never one given as a parameter`, {
 			itemIndex,
 			description: available.length
 				? `This item's binary properties: ${available.map((n) => `"${n}"`).join(', ')}. Set "Input Binary Field" to one of them.`
-				: 'This item has no binary data at all. Put a file into it first, e.g. with a Read/Write Files from Disk, HTTP Request or Form node, and set "Input Binary Field" to its property name.',
+				: 'This item has no binary data at all. Put a file into it first, e.g. with a Read/Write Files from Disk, HTTP Request or Form node, and set "Input Binary Field" to its property name. An AI agent cannot pass a file to this tool: run Submit Document in the workflow before the agent, or tell the user which file is needed.',
 		});
 	}
 	const empty = binary.bytes === 0 || (!binary.id && (binary.data ?? '') === '');
