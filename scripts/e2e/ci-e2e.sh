@@ -3,7 +3,8 @@
 # installed by hand): Debian chromium for the browser test, the cached n8n installs
 # (n8n 2.41.1 on Node 24 and 1.123.81 on Node 22, under .e2e/ or $E2E_CACHE), then the e2e suite.
 # Measured here (2 cores): both n8n installs in parallel 4.5 min when not cached, build 3 s,
-# suite 7 min (n8n 2.x 2.7 min, 1.x 3.5 min, browser 45 s); chromium from apt about 1 min.
+# then the suites in name order (n8n 2.x, 1.x, the browser, the trigger under durable poll
+# cursors, the AI agent); chromium from apt about 1 min.
 # Env: E2E_N8N=2,1 (lines), E2E_BROWSER=0, E2E_CACHE=<dir>; extra arguments go to jest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -15,7 +16,8 @@ if [[ ! -d node_modules/jest ]]; then
   npm ci --no-audit --no-fund
 fi
 
-if [[ "${E2E_BROWSER:-1}" != "0" ]] && ! command -v chromium >/dev/null 2>&1; then
+# A browser named by CHROMIUM_PATH (e.g. the GitHub runner's Chrome) needs no apt install.
+if [[ "${E2E_BROWSER:-1}" != "0" && ! -x "${CHROMIUM_PATH:-}" ]] && ! command -v chromium >/dev/null 2>&1; then
   step "apt-get install chromium"
   SUDO=""; [[ "$(id -u)" != "0" ]] && SUDO="sudo"
   $SUDO apt-get update -qq
