@@ -18,17 +18,22 @@ export class ExecutionCancelledError extends Error {
 	}
 }
 
-/** Sleeps `ms`, ending early (with `ExecutionCancelledError`) when the execution is cancelled. */
+/** The longest single sleep of a pause: a cancelled pause ends within it, and leaves no timer behind. */
+const PAUSE_SLICE_MS = 100;
+
+/**
+ * Sleeps `ms`, ending early (with `ExecutionCancelledError`) when the execution is cancelled.
+ * It sleeps in short slices instead of racing one long sleep against the signal: n8n's
+ * `sleep` cannot be cleared, and a raced sleep would keep its timer alive after the
+ * execution ended.
+ */
 export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
 	if (signal?.aborted) throw new ExecutionCancelledError();
 	if (ms <= 0) return;
 	if (!signal) return await sleep(ms);
-	let onAbort: (() => void) | undefined;
-	const aborted = new Promise<void>((resolve) => {
-		onAbort = resolve;
-		signal.addEventListener('abort', onAbort, { once: true });
-	});
-	await Promise.race([sleep(ms), aborted]);
-	if (onAbort) signal.removeEventListener('abort', onAbort);
-	if (signal.aborted) throw new ExecutionCancelledError();
+	const end = Date.now() + ms;
+	for (let left = ms; left > 0; left = end - Date.now()) {
+		await sleep(Math.min(left, PAUSE_SLICE_MS));
+		if (signal.aborted) throw new ExecutionCancelledError();
+	}
 }

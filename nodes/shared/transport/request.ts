@@ -101,6 +101,8 @@ export async function apiRequest<T = unknown>(
 		errorOverrides?: Record<number, ApiErrorOverrides>;
 		encoding?: 'json' | 'arraybuffer';
 		timeoutMs?: number;
+		/** Ends the request (and its waits) early, besides the execution's cancel signal; e.g. a wait that is over. */
+		signal?: AbortSignal;
 	} = {},
 ): Promise<ApiResponse<T>> {
 	const node = ctx.getNode();
@@ -110,7 +112,8 @@ export async function apiRequest<T = unknown>(
 	const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
 	const limit: RateLimitClass = request.rateLimit ?? (request.method === 'GET' ? 'read' : 'trigger');
 	const scope = limitScope(baseUrl, credentials);
-	const signal = cancelSignalOf(ctx);
+	const executionSignal = cancelSignalOf(ctx);
+	const signal = options.signal && executionSignal ? AbortSignal.any([options.signal, executionSignal]) : (options.signal ?? executionSignal);
 	// A POST may be repeated only when the server can recognise the repeat.
 	const retriesAreSafe = request.method === 'GET' || request.idempotencyKey !== undefined;
 	const where = { method: request.method, path, itemIndex: request.itemIndex };
