@@ -11,6 +11,16 @@ export function cancelSignalOf(ctx: ApiContext): AbortSignal | undefined {
 		: undefined;
 }
 
+/**
+ * The context to send a request with so that it ends with `signal`. n8n-core (2.x) sets
+ * every request's abort signal from `this.getExecutionCancelSignal()`, replacing the
+ * request's own; so a request that must also end when, say, a wait is over is sent with a
+ * context that reports the combined signal and is the node's context in every other way.
+ */
+export function contextEndingWith<T extends ApiContext>(ctx: T, signal: AbortSignal): T {
+	return Object.create(ctx, { getExecutionCancelSignal: { value: () => signal } }) as T;
+}
+
 /** Thrown when a wait ends because the execution was cancelled. */
 export class ExecutionCancelledError extends Error {
 	constructor() {

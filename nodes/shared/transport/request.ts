@@ -22,7 +22,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { CREDENTIAL_TYPE } from '../credentialType';
-import { cancelSignalOf, pause } from './cancellation';
+import { cancelSignalOf, contextEndingWith, pause } from './cancellation';
 import type { ApiErrorOverrides, RequestPlace } from './errors';
 import { apiErrorFromResponse, isNetworkFailure, networkError, rateLimitError, withoutSecret } from './errors';
 import type { RateLimitClass } from './rateLimits';
@@ -156,7 +156,7 @@ export async function apiRequest<T = unknown>(
 		try {
 			ctx.logger?.debug('Document Workflow API request', { method: request.method, path });
 			response = (await ctx.helpers.httpRequestWithAuthentication.call(
-				ctx,
+				options.signal && signal ? contextEndingWith(ctx, signal) : ctx,
 				CREDENTIAL_TYPE,
 				httpOptions,
 			)) as IN8nHttpFullResponse;
