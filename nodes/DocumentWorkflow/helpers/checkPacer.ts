@@ -11,11 +11,11 @@
  */
 
 /** Checks a second before anything is known about the limit. */
-export const START_RATE = 100;
+export const START_RATE = 200;
 /** After a 429: this share of the rate the API let through in the last second. */
-const BACK_OFF = 0.9;
+const BACK_OFF = 0.85;
 /** Without a 429, the rate doubles after this long spent held back by it. */
-const GROWTH_AFTER_MS = 250;
+const GROWTH_AFTER_MS = 100;
 
 export class CheckPacer {
 	private rate = START_RATE;

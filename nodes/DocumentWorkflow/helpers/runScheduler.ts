@@ -14,9 +14,12 @@
  * 2. **Ages line up.** When a probe is seen final at age `f`, every other probe still pending
  *    is checked when it reaches age `f` too (runs of a batch were submitted at different
  *    moments; ages, not clock times, compare them).
- * 3. **One sweep.** When every probe of the round is final, the longest age at which one was
- *    seen final is the batch's likely run length: every other run is checked once, when it
- *    reaches that age. Runs of equal length are then all seen final with one check each.
+ * 3. **One sweep.** The longest age at which a probe was seen final is the batch's likely run
+ *    length: every other run is checked once, when it reaches that age. The sweep follows the
+ *    probes in submission order: a run is swept once every probe submitted before it (and the
+ *    first probe) is final, so it neither waits for the youngest probe nor trusts a single
+ *    one when older probes still run. Runs of equal length are all seen final with one check
+ *    each, close to the moment each one ends.
  * 4. **The tail is a new round.** Runs still pending at the sweep are longer than every probe:
  *    they form the next round (new probes among them, then a sweep), until none is left. When
  *    a round has no more runs than probes, each is checked every `gap(age)`: one of them is
@@ -62,7 +65,8 @@ export class RunScheduler {
 	private round = 0;
 	/** The longest age at which a probe of the current round was seen final. */
 	private roundFinalAge = 0;
-	private roundHasFinal = false;
+	/** The current round's probes in submission order, with the age at which each was seen done. */
+	private roundProbes: Array<{ key: number; submittedAt: number; doneAge?: number }> = [];
 	/** When the next probe check of the current round's rotation is due. */
 	private rotationAt = 0;
 	/** Probes of the current round are checked in turn (true) or each on its own gap (false). */
@@ -144,8 +148,9 @@ export class RunScheduler {
 		this.runs.delete(key);
 		const age = now - run.submittedAt;
 		if (seenFinal) this.finalAges.push(age);
-		if (run.role === 'probe' && run.round === this.round && seenFinal) {
-			this.roundHasFinal = true;
+		const probe = run.role === 'probe' && run.round === this.round ? this.roundProbes.find((p) => p.key === key) : undefined;
+		if (probe) probe.doneAge = age;
+		if (probe && seenFinal) {
 			this.roundFinalAge = Math.max(this.roundFinalAge, age);
 			// Line the other probes up at this age: one that is as old and still pending is longer.
 			for (const other of this.runs.values()) {
@@ -209,31 +214,35 @@ export class RunScheduler {
 		const pool = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt || a.key - b.key);
 		if (pool.length === 0) return;
 		this.roundFinalAge = 0;
-		this.roundHasFinal = false;
 		this.rotating = pool.length > PROBES;
 		this.rotationAt = now;
 		// Probes spread evenly over the round (by submission), so they see its run lengths.
 		const probeIndexes = new Set<number>();
 		const count = Math.min(PROBES, pool.length);
 		for (let i = 0; i < count; i++) probeIndexes.add(Math.floor(((i + 0.5) * pool.length) / count));
+		this.roundProbes = [];
 		pool.forEach((run, index) => {
 			if (!probeIndexes.has(index)) return;
 			run.role = 'probe';
+			this.roundProbes.push({ key: run.key, submittedAt: run.submittedAt });
 			run.dueAt = this.rotating ? undefined : Math.max(now, run.submittedAt + this.settings.firstCheckMs, (run.lastCheckedAt ?? -Infinity) + this.gap(now - run.submittedAt));
 		});
 	}
 
-	/** Every probe of the round is done: check every other run of the round once, at the longest age a probe was seen final. */
+	/**
+	 * Sweeps the round's other runs, oldest first, as far as the probes allow: a run is
+	 * checked once, at the longest age a probe submitted before it was seen done, when all
+	 * those probes (and the first one) are done.
+	 */
 	private maybeSweep(now: number): void {
-		const probesLeft = [...this.runs.values()].some((run) => run.role === 'probe' && run.round === this.round);
-		if (probesLeft) return;
-		const age = this.roundHasFinal ? this.roundFinalAge : 0;
-		for (const run of this.runs.values()) {
-			if (run.role !== 'waiting' || run.round !== this.round) continue;
+		const waiting = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt);
+		for (const run of waiting) {
+			const older = this.roundProbes.filter((probe, index) => index === 0 || probe.submittedAt <= run.submittedAt);
+			if (older.some((probe) => probe.doneAge === undefined)) break;
+			const age = Math.max(...older.map((probe) => probe.doneAge!));
 			run.role = 'swept';
 			run.dueAt = Math.max(now, run.submittedAt + Math.max(age, this.settings.firstCheckMs));
 		}
-		this.maybeNextRound(now);
 	}
 
 	/** When nothing of the current round is left to check, the runs still pending start the next one. */
