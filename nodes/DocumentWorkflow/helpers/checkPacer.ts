@@ -4,9 +4,9 @@
  *
  * The transport obeys `Retry-After`, but every request already on its way when a limit's
  * window runs out gets a 429 too. So the wait spaces its checks: it starts at `START_RATE`
- * checks a second, doubles the rate while it is the limit that holds the checks back and no
- * 429 comes, and when a 429 comes it drops to a little under the rate the API let through
- * in the last second. Few requests are then in flight when a window runs out, and a sweep
+ * checks a second and doubles the rate while it is the limit that holds the checks back;
+ * when a 429 comes it drops to a little under the rate the API let through in the last
+ * second, and from then on grows only slowly (`SLOW_GROWTH` a second), as the limit is near. Few requests are then in flight when a window runs out, and a sweep
  * over a large batch spreads itself at about the rate the API allows.
  */
 
@@ -16,11 +16,14 @@ export const START_RATE = 200;
 const BACK_OFF = 0.85;
 /** Without a 429, the rate doubles after this long spent held back by it. */
 const GROWTH_AFTER_MS = 100;
+/** Once a 429 was seen: the rate grows by this share per second held back. */
+const SLOW_GROWTH = 0.05;
 
 export class CheckPacer {
 	private rate = START_RATE;
 	private nextAt = 0;
 	private heldSince?: number;
+	private limitSeen = false;
 	private readonly answeredAt: number[] = [];
 
 	/** Checks a second currently allowed. */
@@ -45,8 +48,9 @@ export class CheckPacer {
 			return;
 		}
 		this.heldSince ??= now;
-		if (now - this.heldSince >= GROWTH_AFTER_MS) {
-			this.rate *= 2;
+		const after = this.limitSeen ? 1000 : GROWTH_AFTER_MS;
+		if (now - this.heldSince >= after) {
+			this.rate *= this.limitSeen ? 1 + SLOW_GROWTH : 2;
 			this.heldSince = now;
 		}
 	}
@@ -62,5 +66,6 @@ export class CheckPacer {
 		while (this.answeredAt.length > 0 && this.answeredAt[0] < now - 1000) this.answeredAt.shift();
 		this.rate = Math.max(1, Math.min(this.rate, this.answeredAt.length) * BACK_OFF);
 		this.heldSince = undefined;
+		this.limitSeen = true;
 	}
 }

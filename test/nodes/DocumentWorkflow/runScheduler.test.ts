@@ -130,11 +130,17 @@ describe('CheckPacer', () => {
 		expect(pacer.checksPerSecond).toBe(2 * START_RATE);
 	});
 
-	it('after a 429 sends a little slower than the API answered in the last second', () => {
+	it('after a 429 sends a little slower than the API answered in the last second, then grows slowly', () => {
 		const pacer = new CheckPacer();
 		for (let i = 0; i < 10; i++) pacer.answered(i * 10); // more than a second before the 429: not counted
 		for (let i = 0; i < 50; i++) pacer.answered(1000 + i * 10);
 		pacer.rateLimited(1500);
-		expect(pacer.checksPerSecond).toBe(45);
+		expect(pacer.checksPerSecond).toBe(42.5);
+		// Near the limit it grows slowly: 5% after a second held back, not twice as fast.
+		pacer.heldBack(1600);
+		pacer.heldBack(2000);
+		expect(pacer.checksPerSecond).toBe(42.5);
+		pacer.heldBack(2600);
+		expect(pacer.checksPerSecond).toBeCloseTo(44.625);
 	});
 });
