@@ -55,7 +55,14 @@ function readSuites() {
 
 function render(suites) {
 	const commit = git('rev-parse --short HEAD') ?? 'unknown';
-	const dirty = (git('status --porcelain') ?? '') !== '';
+	// Changes that could alter what was measured: anything but this generator's own outputs and a
+	// worktree's node_modules link.
+	const outputs = new Set(['docs/benchmarks.md', 'docs/benchmarks-queue.md', path.relative(ROOT, outFile)]);
+	const dirty = (git('status --porcelain') ?? '')
+		.split('\n')
+		.filter((line) => line.trim() !== '')
+		.map((line) => line.slice(3).trim())
+		.some((file) => !outputs.has(file) && file !== 'node_modules');
 	const lines = [
 		'# Benchmarks',
 		'',
