@@ -17,7 +17,7 @@
  * 3. **One sweep.** The longest age at which a probe was seen final is the batch's likely run
  *    length: every other run is checked once, when it reaches that age. The sweep follows the
  *    probes in submission order: a run is swept once every probe submitted before it (and the
- *    first probe) is final, so it neither waits for the youngest probe nor trusts a single
+ *    oldest probe) is final, so it neither waits for the youngest probe nor trusts a single
  *    one when older probes still run. Runs of equal length are all seen final with one check
  *    each, close to the moment each one ends.
  * 4. **The tail is a new round.** Runs still pending at the sweep are longer than every probe:
@@ -162,6 +162,18 @@ export class RunScheduler {
 		this.maybeNextRound(now);
 	}
 
+	/**
+	 * The run's age counts from `submittedAt` from now on: when it started was not known at
+	 * first (runs waited on by id) and has been learned since. Only for a run not yet swept.
+	 */
+	restart(key: number, submittedAt: number): void {
+		const run = this.runs.get(key);
+		if (!run) return;
+		run.submittedAt = submittedAt;
+		const probe = this.roundProbes.find((candidate) => candidate.key === key);
+		if (probe && probe.doneAge === undefined) probe.submittedAt = submittedAt;
+	}
+
 	/** The caller decides this run's next check (e.g. 404 within the grace period). */
 	pin(key: number, at: number): void {
 		const run = this.runs.get(key);
@@ -236,8 +248,9 @@ export class RunScheduler {
 	 */
 	private maybeSweep(now: number): void {
 		const waiting = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt);
+		const oldest = this.roundProbes.reduce<(typeof this.roundProbes)[number] | undefined>((a, b) => (a === undefined || b.submittedAt < a.submittedAt ? b : a), undefined);
 		for (const run of waiting) {
-			const older = this.roundProbes.filter((probe, index) => index === 0 || probe.submittedAt <= run.submittedAt);
+			const older = this.roundProbes.filter((probe) => probe === oldest || probe.submittedAt <= run.submittedAt);
 			if (older.some((probe) => probe.doneAge === undefined)) break;
 			const age = Math.max(...older.map((probe) => probe.doneAge!));
 			run.role = 'swept';

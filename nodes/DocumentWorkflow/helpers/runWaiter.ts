@@ -160,6 +160,24 @@ export async function waitForRuns(
 	states.forEach((state, key) => {
 		if (state.deadline !== undefined) scheduler.notLaterThan(key, state.deadline);
 	});
+	// Runs waited on by id: when they started is not known. Each is checked once at once; its
+	// `startedOn` (the API's clock) then places it among the others, the latest started counting
+	// from the start of the wait, so the sweep can follow the order in which they started.
+	const startedOn = new Map<number, number>();
+	let latestStart = -Infinity;
+	states.forEach((state, key) => {
+		if (targets[key].submittedAt === undefined) scheduler.pin(key, begin);
+	});
+	const learnStart = (key: number) => {
+		if (targets[key].submittedAt !== undefined || startedOn.has(key)) return;
+		const started = Date.parse(String(states[key].lastRun?.startedOn ?? ''));
+		if (!Number.isFinite(started)) return;
+		startedOn.set(key, started);
+		if (started > latestStart) {
+			latestStart = started;
+			for (const [other, at] of startedOn) scheduler.restart(other, begin - (latestStart - at));
+		} else scheduler.restart(key, begin - (latestStart - started));
+	};
 	const pacer = new CheckPacer();
 	const readLimit = await readLimitGate(ctx);
 	let lastGate = readLimit();
@@ -182,6 +200,7 @@ export async function waitForRuns(
 				if (result.outcome.error && failFast) failure ??= result.outcome.error;
 				return;
 			}
+			learnStart(key);
 			if (state.pinnedAt !== undefined) scheduler.pin(key, state.pinnedAt);
 			else scheduler.reportPending(key, now);
 			state.pinnedAt = undefined;
@@ -243,7 +262,6 @@ export async function waitForRuns(
 	await Promise.allSettled([...inFlight]);
 	return states.map((_state, key) => outcomes.get(key)!);
 }
-
 
 /** When the read rate limit opens again (ms since epoch), as the transport keeps it for this API and key. */
 async function readLimitGate(ctx: IExecuteFunctions): Promise<() => number> {

@@ -19,9 +19,10 @@ interface Simulated {
 }
 
 /** Runs a batch whose run `i` is final `lengths[i]` ms after its submission; submissions spread over `spanMs`; each check answers after `latency` ms. */
-function simulate(lengths: number[], spanMs = 1500, settings = DEFAULTS, latency = 10, concurrency = 10): Simulated {
+function simulate(lengths: number[], spanMs = 1500, settings = DEFAULTS, latency = 10, concurrency = 10, startLearnedLater = false): Simulated {
 	const submitted = lengths.map((_, i) => (lengths.length > 1 ? (i * spanMs) / (lengths.length - 1) : 0));
-	const scheduler = new RunScheduler(submitted.map((submittedAt, key) => ({ key, submittedAt })), settings);
+	const scheduler = new RunScheduler(submitted.map((submittedAt, key) => ({ key, submittedAt: startLearnedLater ? spanMs : submittedAt })), settings);
+	if (startLearnedLater) submitted.forEach((submittedAt, key) => scheduler.restart(key, submittedAt));
 	const checks = lengths.map(() => 0);
 	const checkAges: number[][] = lengths.map(() => []);
 	const inFlight: Array<{ key: number; at: number }> = [];
@@ -75,6 +76,13 @@ describe('RunScheduler', () => {
 		const sim = simulate(lengths);
 		expect(sim.seenAt / sim.floor).toBeLessThanOrEqual(1.05);
 		expect(total(sim) / 200).toBeLessThanOrEqual(2.5);
+	});
+
+	it('runs whose start is learned after the wait began (waited on by id) are swept in the order they started', () => {
+		// Checks answered in 50 ms, 10 at a time: a sweep of the whole batch at one moment would take a second.
+		const learned = simulate(same(200, 5000), 1500, DEFAULTS, 50, 10, true);
+		expect(learned.checks.filter((count) => count === 1).length).toBeGreaterThanOrEqual(200 - PROBES);
+		expect(learned.seenAt / learned.floor).toBeLessThanOrEqual(1.05);
 	});
 
 	it('checks no run before the first check interval', () => {
