@@ -11,8 +11,10 @@
  * Shapes measured (wall time from the first webhook call to the last answer):
  *   - 20 executions x 10 documents, called concurrently (work arriving as separate executions);
  *   - 1 execution x 200 documents (one execution always runs on one worker).
- * Not part of the tests. Prints a markdown table and writes .e2e/queue-bench/results.json.
+ * Not part of the tests. Writes .bench-results/queue/queue.json and renders it with
+ * scripts/bench/report.js into docs/benchmarks-queue.md (commit, date, machine included).
  */
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -112,30 +114,27 @@ async function measure(label, { workers, env }, sandbox, flow, tgz) {
 	fs.mkdirSync(DIR, { recursive: true });
 	fs.writeFileSync(path.join(DIR, 'results.json'), JSON.stringify(out, null, 2));
 	const s = (x) => `${(x / 1000).toFixed(1)} s`;
-	console.log(`\n| 200 documents, 3 s runs (median of ${REPEAT}) | one n8n process (regular mode) | queue mode, main + 2 workers |`);
-	console.log('|---|---|---|');
-	for (const shape of ['20 executions x 10 documents', '1 execution x 200 documents']) {
-		console.log(`| ${shape} | ${s(out.single[shape].medianMs)} | ${s(out.queue[shape].medianMs)} |`);
-	}
-	console.log(`\nexecutions per worker: ${JSON.stringify(out.queue.executionsPerWorker)}; ${out.machine}; n8n ${out.n8n}; ${out.date}`);
-	// The row docs/benchmarks.md includes (npm run bench appends this file when it is there).
-	const doc = [
-		'## 4. Queue mode: one n8n process vs a main and two workers',
-		'',
-		'Written by `npm run bench:queue` (`scripts/e2e/queue-bench.js`): the 200-document batch (runs of 3 s),',
-		'webhook → Code → Document Workflow submit-and-wait with default settings, on real n8n',
-		`${out.n8n} with Redis and PostgreSQL, all processes on this one machine (${out.machine}); median of ${REPEAT}; ${out.date}.`,
-		'',
-		'| 200 documents, 3 s runs | one n8n process (regular mode) | queue mode, main + 2 workers |',
-		'|---|---|---|',
-		...['20 executions x 10 documents', '1 execution x 200 documents'].map((shape) => `| ${shape} | ${s(out.single[shape].medianMs)} | ${s(out.queue[shape].medianMs)} |`),
-		'',
-		`Executions per worker: ${JSON.stringify(out.queue.executionsPerWorker)}. The time is spent waiting on the API, and on two`,
-		'cores the main, both workers and the sandbox share the CPU, so workers add capacity for many',
-		'executions rather than speed for one.',
-		'',
-	];
-	fs.writeFileSync(path.join(__dirname, '..', '..', 'docs', 'benchmarks-queue.md'), doc.join('\n'));
+	const shapes = ['20 executions x 10 documents', '1 execution x 200 documents'];
+	// docs/benchmarks-queue.md is written whole by the report generator from this suite's results
+	// (with the commit and the machine); nothing in it is typed by hand.
+	const results = {
+		suite: 'queue',
+		title: 'Queue mode: one n8n process vs a main and two workers',
+		sections: [
+			{
+				heading: '200 documents, runs of 3 s',
+				text: `Written by \`npm run bench:queue\` (\`scripts/e2e/queue-bench.js\`): webhook → Code → Document Workflow submit-and-wait with default settings, on real n8n ${out.n8n} with Redis and PostgreSQL, all processes on this one machine; wall time from the first webhook call to the last answer, median of ${REPEAT}.`,
+				table: { columns: ['shape', 'one n8n process (regular mode)', 'queue mode, main + 2 workers'], rows: shapes.map((shape) => [shape, s(out.single[shape].medianMs), s(out.queue[shape].medianMs)]) },
+			},
+			{ heading: 'Executions per worker', table: { columns: ['worker', 'executions'], rows: Object.entries(out.queue.executionsPerWorker ?? {}).map(([name, count]) => [name, String(count)]) } },
+		],
+		goals: [],
+	};
+	const resultsDir = path.join(__dirname, '..', '..', '.bench-results', 'queue');
+	fs.mkdirSync(resultsDir, { recursive: true });
+	fs.writeFileSync(path.join(resultsDir, 'queue.json'), `${JSON.stringify(results, null, 2)}\n`);
+	const report = spawnSync(process.execPath, [path.join(__dirname, '..', 'bench', 'report.js'), '--results', resultsDir, '--out', path.join(__dirname, '..', '..', 'docs', 'benchmarks-queue.md')], { stdio: 'inherit' });
+	if (report.status !== 0) process.exitCode = report.status ?? 1;
 })().catch((error) => {
 	console.error(error);
 	process.exitCode = 1;

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import type { WaitSettings, WaitTarget } from '../helpers/runWaiter';
-import { DEFAULT_WAIT_SETTINGS, waitForRuns } from '../helpers/runWaiter';
+import { waitForRuns } from '../helpers/runWaiter';
 import { errorItem, withItemIndex } from './forEachItem';
 
 /**
@@ -19,7 +19,7 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			typeOptions: { minValue: 1, maxValue: 100 },
 			default: 10,
 			description:
-				'The most requests the node makes at once while waiting (and while uploading). All items are submitted first, then all their runs are waited on together, so a batch takes about as long as its slowest run.',
+				'The most requests the node makes at once while waiting (and while uploading), at most 100. All items are submitted first, then all their runs are waited on together, so a batch takes about as long as its slowest run.',
 		},
 		{
 			displayName: 'First Check Interval (Seconds)',
@@ -28,7 +28,7 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			typeOptions: { minValue: 0.1, numberPrecision: 1 },
 			default: 1,
 			description:
-				'Seconds between a run being started and its first status check. Each following interval is 1.5 times longer, up to the longest interval.',
+				'No run is checked sooner than this after it was submitted. The node learns how long the runs of the batch take from the first ones it sees finish, and checks most runs only once, when they are likely done.',
 			...show,
 		},
 		{
@@ -46,7 +46,7 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			type: 'number',
 			typeOptions: { minValue: 0.1, numberPrecision: 1 },
 			default: 20,
-			description: 'The check interval grows up to this many seconds and stays there',
+			description: 'The longest time between two checks of a run the node is watching to learn how long the runs take',
 			...show,
 		},
 		{
@@ -115,12 +115,39 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 	];
 }
 
-function numberOption(ctx: IExecuteFunctions, options: IDataObject, name: string, label: string, fallback: number, min: number): number {
+/** The default of one wait option, as its field above declares it (the one place defaults are written). */
+function fieldDefault<T>(name: string): T {
+	return waitOptionFields(false).find((field) => field.name === name)!.default as T;
+}
+
+/** The upper bound of "Concurrent Checks", as its field declares it. */
+export const MAX_CONCURRENCY: number = waitOptionFields(false).find((field) => field.name === 'concurrency')!.typeOptions!.maxValue!;
+
+/** The wait settings when no option is set: read from the fields' defaults. */
+export const DEFAULT_WAIT_SETTINGS: WaitSettings = {
+	maxWaitMs: fieldDefault<number>('maxWaitMinutes') * 60_000,
+	stopAt: fieldDefault<string[]>('stopAt'),
+	includeOutput: fieldDefault<boolean>('includeOutput'),
+	binaryPropertyName: 'data',
+	onFailed: fieldDefault<'error' | 'item'>('onFailed'),
+	onTimeLimit: fieldDefault<'error' | 'item'>('onTimeLimit'),
+	concurrency: fieldDefault<number>('concurrency'),
+	initialIntervalMs: fieldDefault<number>('initialPollIntervalSeconds') * 1000,
+	maxIntervalMs: fieldDefault<number>('maxPollIntervalSeconds') * 1000,
+	notFoundGraceMs: fieldDefault<number>('notFoundGraceSeconds') * 1000,
+};
+
+function numberOption(ctx: IExecuteFunctions, options: IDataObject, name: string, label: string, fallback: number, min: number, max = Infinity): number {
 	const raw = options[name];
 	if (raw === undefined || raw === null || raw === '') return fallback;
 	const value = Number(raw);
 	if (!Number.isFinite(value) || value < min) {
 		throw new NodeOperationError(ctx.getNode(), `The option "${label}" must be a number of at least ${min}, not "${String(raw)}"`, {
+			description: 'Correct the value in the node options.',
+		});
+	}
+	if (value > max) {
+		throw new NodeOperationError(ctx.getNode(), `The option "${label}" must be a number of at most ${max}, not "${String(raw)}"`, {
 			description: 'Correct the value in the node options.',
 		});
 	}
@@ -155,7 +182,7 @@ export function readWaitSettings(ctx: IExecuteFunctions, options: IDataObject, b
 		binaryPropertyName,
 		onFailed: choice('onFailed', 'On Failed or Cancelled Run'),
 		onTimeLimit: choice('onTimeLimit', 'On Time Limit'),
-		concurrency: Math.floor(numberOption(ctx, options, 'concurrency', 'Concurrent Checks', d.concurrency, 1)),
+		concurrency: Math.floor(numberOption(ctx, options, 'concurrency', 'Concurrent Checks', d.concurrency, 1, MAX_CONCURRENCY)),
 		initialIntervalMs: initial,
 		maxIntervalMs: Math.max(initial, max),
 		notFoundGraceMs: numberOption(ctx, options, 'notFoundGraceSeconds', 'Not Found Grace Period', d.notFoundGraceMs / 1000, 0) * 1000,

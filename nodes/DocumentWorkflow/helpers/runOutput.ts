@@ -23,6 +23,8 @@ export interface RunOutputOptions {
 	nodeId?: string;
 	binaryPropertyName: string;
 	itemIndex: number;
+	/** Ends the read early (a wait that is over). */
+	signal?: AbortSignal;
 }
 
 export interface RunOutputData {
@@ -96,7 +98,7 @@ async function requestOutput(ctx: IExecuteFunctions, runId: string, options: Run
 	return await apiRequest<RunOutputBody>(
 		ctx,
 		{ method: 'GET', path: '/runs/{runId}/output', pathParams: { runId }, qs, itemIndex: options.itemIndex },
-		{ errorOverrides: OUTPUT_ERROR_OVERRIDES, acceptStatuses: soft ? [409, 413] : undefined },
+		{ errorOverrides: OUTPUT_ERROR_OVERRIDES, acceptStatuses: soft ? [409, 413] : undefined, signal: options.signal },
 	);
 }
 

@@ -2,13 +2,12 @@
  * The one place that waits on runs: "Workflow → Submit Document" with "Wait for
  * Completion", and "Run → Wait for Completion".
  *
- * All runs of a node execution are waited on together. A small dispatcher keeps, for each
- * run, when it is next due for a check, and starts due checks while fewer than
- * `concurrency` requests are in flight, so a batch takes about as long as its slowest
- * run, not the sum of all runs, and never floods the API. Each run's check interval
- * starts short and grows by ×1.5 up to a cap; `Retry-After` is obeyed by the transport
- * (per rate limit, shared by all checks); the execution's cancel signal ends the wait
- * within a fraction of a second.
+ * All runs of a node execution are waited on together, as one batch: `RunScheduler`
+ * decides which run to check when (a few probes learn how long this batch's runs take,
+ * then every other run is checked about once, when the batch is likely done), and
+ * `CheckPacer` spaces the checks under the API's read rate limit. At most `concurrency`
+ * checks are in flight; `Retry-After` is obeyed by the transport (per rate limit, shared by
+ * all checks); the execution's cancel signal ends the wait within a fraction of a second.
  *
  * Only `completed`, `failed` and `cancelled` are final; every other status, known or not,
  * keeps the run waiting, unless the caller asked to stop at `review` or `waiting`. A run
@@ -17,8 +16,19 @@
  */
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+import { CheckPacer } from './checkPacer';
 import { fetchRunOutputIfAvailable } from './runOutput';
-import { ExecutionCancelledError, apiRequest, cancelSignalOf, pause } from '../../shared/transport';
+import { RunScheduler } from './runScheduler';
+import {
+	CREDENTIAL_TYPE,
+	ExecutionCancelledError,
+	apiRequest,
+	cancelSignalOf,
+	limitScope,
+	normalizeBaseUrl,
+	rateLimitOpensAt,
+} from '../../shared/transport';
 
 export const FINAL_STATUSES = ['completed', 'failed', 'cancelled'];
 
@@ -43,18 +53,8 @@ export interface WaitSettings {
 	notFoundGraceMs: number;
 }
 
-export const DEFAULT_WAIT_SETTINGS: WaitSettings = {
-	maxWaitMs: 60 * 60_000,
-	stopAt: [],
-	includeOutput: false,
-	binaryPropertyName: 'data',
-	onFailed: 'error',
-	onTimeLimit: 'error',
-	concurrency: 10,
-	initialIntervalMs: 1000,
-	maxIntervalMs: 20_000,
-	notFoundGraceMs: 30_000,
-};
+// The defaults are declared once, on the option fields; re-exported here for the callers of the wait.
+export { DEFAULT_WAIT_SETTINGS } from '../actions/waitOptions';
 
 export interface WaitTarget {
 	itemIndex: number;
@@ -84,8 +84,10 @@ export type WaitOutcomeKind =
 interface RunState {
 	target: WaitTarget;
 	runId: string;
-	nextAt: number;
-	intervalMs: number;
+	/** Local time the run's age counts from. */
+	submittedAt: number;
+	/** A next check this module decides itself (a 404 within the grace period, a replaced run id), not the scheduler. */
+	pinnedAt?: number;
 	deadline?: number;
 	notFoundSince?: number;
 	lastRun?: IDataObject;
@@ -119,10 +121,18 @@ export function heldItem(triggerResult: IDataObject, itemIndex: number): INodeEx
 	};
 }
 
+/** One check's answer as the scheduler needs it. */
+type CheckResult = { outcome: WaitOutcome } | { pending: true };
+
 /**
  * Waits for every target's run to be final (or to stop early, time out, or turn out never
  * to have started) and returns one outcome per target, in the order given.
  * With `failFast` the first item error ends the whole wait and is thrown.
+ *
+ * Which run is checked when is decided by `RunScheduler` (see there why); how fast checks
+ * are sent, by `CheckPacer`; at most `concurrency` checks are in flight. When the wait ends
+ * early (a failure with `failFast`, or a cancelled execution) the checks still in flight
+ * are aborted and awaited, so nothing of the wait outlives it.
  */
 export async function waitForRuns(
 	ctx: IExecuteFunctions,
@@ -130,77 +140,138 @@ export async function waitForRuns(
 	settings: WaitSettings,
 	failFast: boolean,
 ): Promise<WaitOutcome[]> {
-	const signal = cancelSignalOf(ctx);
+	const executionSignal = cancelSignalOf(ctx);
+	const over = new AbortController();
+	const signal = executionSignal ? AbortSignal.any([over.signal, executionSignal]) : over.signal;
 	const begin = Date.now();
 	const outcomes = new Map<number, WaitOutcome>();
 	const states: RunState[] = targets.map((target) => ({
 		target,
 		runId: target.runId,
-		nextAt: Math.max(begin, (target.submittedAt ?? begin) + settings.initialIntervalMs),
-		intervalMs: settings.initialIntervalMs,
+		submittedAt: target.submittedAt ?? begin,
 		deadline: settings.maxWaitMs > 0 ? begin + settings.maxWaitMs : undefined,
 		checks: 0,
 		replacedRunIds: [],
 	}));
-	const byState = new Map<RunState, number>(states.map((state, index) => [state, index]));
-	const queue = [...states];
+	const scheduler = new RunScheduler(
+		states.map((state, key) => ({ key, submittedAt: state.submittedAt })),
+		{ firstCheckMs: settings.initialIntervalMs, longestIntervalMs: settings.maxIntervalMs },
+	);
+	states.forEach((state, key) => {
+		if (state.deadline !== undefined) scheduler.notLaterThan(key, state.deadline);
+	});
+	// Runs waited on by id: when they started is not known. Each is checked once at once; its
+	// `startedOn` (the API's clock) then places it among the others, the latest started counting
+	// from the start of the wait, so the sweep can follow the order in which they started.
+	const startedOn = new Map<number, number>();
+	let latestStart = -Infinity;
+	states.forEach((state, key) => {
+		if (targets[key].submittedAt === undefined) scheduler.pin(key, begin);
+	});
+	const learnStart = (key: number) => {
+		if (targets[key].submittedAt !== undefined || startedOn.has(key)) return;
+		const started = Date.parse(String(states[key].lastRun?.startedOn ?? ''));
+		if (!Number.isFinite(started)) return;
+		startedOn.set(key, started);
+		if (started > latestStart) {
+			latestStart = started;
+			for (const [other, at] of startedOn) scheduler.restart(other, begin - (latestStart - at));
+		} else scheduler.restart(key, begin - (latestStart - started));
+	};
+	const pacer = new CheckPacer();
+	const readLimit = await readLimitGate(ctx);
+	let lastGate = readLimit();
 	const concurrency = Math.max(1, Math.floor(settings.concurrency));
-	let inFlight = 0;
+	const inFlight = new Set<Promise<void>>();
 	let failure: Error | undefined;
 
-	const finish = (state: RunState, outcome: WaitOutcome) => {
-		outcomes.set(byState.get(state)!, outcome);
-		if (outcome.error && failFast && !failure) failure = outcome.error;
-	};
+	const cancelled = (itemIndex?: number) =>
+		new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', itemIndex === undefined ? {} : { itemIndex });
 
-	const runCheck = async (state: RunState) => {
+	const runCheck = async (key: number) => {
+		const state = states[key];
 		try {
-			const done = await checkOnce(ctx, state, settings);
-			if (done) finish(state, done);
-			else queue.push(state);
-		} catch (error) {
-			if (error instanceof ExecutionCancelledError || signal?.aborted) {
-				failure ??= new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', {
-					itemIndex: state.target.itemIndex,
-				});
+			const result = await checkOnce(ctx, state, settings, signal);
+			const now = Date.now();
+			pacer.answered(now);
+			if ('outcome' in result) {
+				outcomes.set(key, result.outcome);
+				scheduler.reportDone(key, now, state.lastRun !== undefined && FINAL_STATUSES.includes(String(state.lastRun.status)));
+				if (result.outcome.error && failFast) failure ??= result.outcome.error;
 				return;
 			}
-			finish(state, { itemIndex: state.target.itemIndex, error: error as Error });
-		} finally {
-			inFlight--;
+			learnStart(key);
+			if (state.pinnedAt !== undefined) scheduler.pin(key, state.pinnedAt);
+			else scheduler.reportPending(key, now);
+			state.pinnedAt = undefined;
+			if (state.deadline !== undefined) scheduler.notLaterThan(key, state.deadline);
+		} catch (error) {
+			if (failure) return;
+			if (error instanceof ExecutionCancelledError || executionSignal?.aborted) {
+				failure = cancelled(state.target.itemIndex);
+				return;
+			}
+			outcomes.set(key, { itemIndex: state.target.itemIndex, error: error as Error });
+			scheduler.reportDone(key, Date.now(), false);
+			if (failFast) failure ??= error as Error;
 		}
 	};
 
-	while ((queue.length > 0 || inFlight > 0) && !failure) {
-		if (signal?.aborted) {
-			failure = new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs');
+	while (scheduler.pendingCount > 0 && !failure) {
+		if (executionSignal?.aborted) {
+			failure = cancelled();
 			break;
 		}
 		const now = Date.now();
-		queue.sort((a, b) => a.nextAt - b.nextAt);
-		while (inFlight < concurrency && queue.length > 0 && queue[0].nextAt <= now) {
-			const state = queue.shift()!;
-			inFlight++;
-			void runCheck(state);
+		const gate = readLimit();
+		if (gate > lastGate) {
+			// A 429 closed the read limit: send slower from now on.
+			pacer.rateLimited(now);
+			lastGate = gate;
 		}
-		// Short slices: a finished check frees its slot within 100 ms, and cancellation is
-		// noticed at once (pause ends on the signal).
-		const nextDue = queue.length > 0 ? queue[0].nextAt - now : 100;
-		const slice = inFlight >= concurrency ? 50 : Math.min(100, Math.max(5, nextDue));
-		try {
-			await pause(slice, signal);
-		} catch {
-			failure = new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs');
+		let heldBack: number | undefined;
+		if (gate <= now) {
+			while (inFlight.size < concurrency) {
+				if (pacer.nextSendAt() > now) {
+					if (scheduler.nextDueAt() !== undefined && scheduler.nextDueAt()! <= now) heldBack = now;
+					break;
+				}
+				const [key] = scheduler.takeDue(now, 1);
+				if (key === undefined) break;
+				pacer.sent(now);
+				const check: Promise<void> = runCheck(key).finally(() => inFlight.delete(check));
+				inFlight.add(check);
+			}
 		}
+		pacer.heldBack(heldBack);
+		if (failure) break;
+		// Short slices: a finished check frees its slot within them, and a cancelled execution
+		// is noticed in time. Each slice is slept whole, so no timer outlives the wait.
+		const nextDue = scheduler.nextDueAt();
+		const until = Math.min(nextDue ?? Infinity, Math.max(pacer.nextSendAt(), gate));
+		const slice = inFlight.size >= concurrency ? 20 : Math.min(100, Math.max(5, until - now));
+		await sleep(slice);
 	}
-	// Checks still in flight after a failure end on their own (their requests carry the
-	// cancel signal; `runCheck` never rejects); their results are dropped.
-	if (failure) throw failure;
-	return states.map((_state, index) => outcomes.get(index)!);
+	if (failure || executionSignal?.aborted) {
+		// Abort what is still in flight (its requests and waits end at once) and let it end, so
+		// no check and no timer outlives the node's execution.
+		over.abort();
+		await Promise.allSettled([...inFlight]);
+		throw failure ?? cancelled();
+	}
+	await Promise.allSettled([...inFlight]);
+	return states.map((_state, key) => outcomes.get(key)!);
 }
 
-/** One check of one run. Returns the outcome when the wait for it is over, else schedules the next check. */
-async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings): Promise<WaitOutcome | undefined> {
+/** When the read rate limit opens again (ms since epoch), as the transport keeps it for this API and key. */
+async function readLimitGate(ctx: IExecuteFunctions): Promise<() => number> {
+	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+	const scope = limitScope(normalizeBaseUrl(ctx.getNode(), credentials.baseUrl), credentials);
+	return () => rateLimitOpensAt(scope, 'read');
+}
+
+/** One check of one run: its outcome when the wait for it is over, else pending. */
+async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, signal: AbortSignal): Promise<CheckResult> {
 	const { itemIndex } = state.target;
 	state.checks++;
 	const response = await apiRequest<IDataObject>(
@@ -211,6 +282,7 @@ async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: Wait
 			retry: state.deadline ? { deadline: state.deadline + 60_000 } : undefined,
 			// A check that hangs (a stalled connection) must not hold the wait far past its limit.
 			timeoutMs: state.deadline ? Math.min(300_000, Math.max(5_000, state.deadline - Date.now() + 5_000)) : undefined,
+			signal,
 		},
 	);
 	const now = Date.now();
@@ -219,9 +291,9 @@ async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: Wait
 		state.notFoundSince ??= now;
 		if (now - state.notFoundSince < settings.notFoundGraceMs) {
 			// The run may simply not exist yet: check again soon.
-			return schedule(ctx, state, settings, Math.min(settings.initialIntervalMs, 2000), now);
+			return pendingOrTimeLimit(ctx, state, settings, now, Math.min(settings.initialIntervalMs, 2000));
 		}
-		return await explainMissingRun(ctx, state, settings, response.correlationId, now);
+		return await explainMissingRun(ctx, state, settings, response.correlationId, now, signal);
 	}
 
 	state.notFoundSince = undefined;
@@ -229,13 +301,15 @@ async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: Wait
 	state.lastRun = run;
 	const status = typeof run.status === 'string' ? run.status : '';
 
-	if (status === 'completed') return { itemIndex, item: await finalItem(ctx, state, run, 'completed', settings) };
+	if (status === 'completed') return { outcome: { itemIndex, item: await finalItem(ctx, state, run, 'completed', settings, signal) } };
 	if (status === 'failed' || status === 'cancelled') {
-		if (settings.onFailed === 'error') return { itemIndex, error: failedRunError(ctx, state, run, status) };
+		if (settings.onFailed === 'error') return { outcome: { itemIndex, error: failedRunError(ctx, state, run, status) } };
 		const detail = runErrorText(run);
 		return {
-			itemIndex,
-			item: await finalItem(ctx, state, run, status, settings, `Run ${state.runId} ${status === 'failed' ? 'failed' : 'was cancelled'}${detail ? ` (${detail})` : ''}.`),
+			outcome: {
+				itemIndex,
+				item: await finalItem(ctx, state, run, status, settings, signal, `Run ${state.runId} ${status === 'failed' ? 'failed' : 'was cancelled'}${detail ? ` (${detail})` : ''}.`),
+			},
 		};
 	}
 	if (settings.stopAt.includes(status)) {
@@ -244,25 +318,25 @@ async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: Wait
 				? 'it waits for a person to finish a review task in the review queue (this can take hours)'
 				: 'it is parked on a Wait node (this can take hours)';
 		return {
-			itemIndex,
-			item: await finalItem(ctx, state, run, 'stoppedEarly', settings, `Stopped waiting: run ${state.runId} is "${status}": ${why}. Use Run → Wait for Completion later to wait for the rest.`),
+			outcome: {
+				itemIndex,
+				item: await finalItem(ctx, state, run, 'stoppedEarly', settings, signal, `Stopped waiting: run ${state.runId} is "${status}": ${why}. Use Run → Wait for Completion later to wait for the rest.`),
+			},
 		};
 	}
-	// Not final (known or unknown status): keep waiting, a little longer each time.
-	state.intervalMs = Math.min(settings.maxIntervalMs, Math.max(settings.initialIntervalMs, state.intervalMs * 1.5));
-	return schedule(ctx, state, settings, state.intervalMs, now);
+	// Not final (known or unknown status): keep waiting; the scheduler says when to look again.
+	return pendingOrTimeLimit(ctx, state, settings, now);
 }
 
-/** Schedules the next check, or ends the wait at the time limit. */
-function schedule(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, delayMs: number, now: number): WaitOutcome | undefined {
-	if (state.deadline !== undefined) {
-		if (now >= state.deadline) return timeLimitOutcome(ctx, state, settings);
-		// One last check exactly at the limit.
-		state.nextAt = Math.min(now + delayMs, state.deadline);
-		return undefined;
-	}
-	state.nextAt = now + delayMs;
-	return undefined;
+/**
+ * The run is not final: pending (with `pinDelayMs`, checked again after that long rather
+ * than when the scheduler says), or its time limit has come. The scheduler is told to
+ * check it no later than the limit, for one last check exactly then.
+ */
+function pendingOrTimeLimit(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, now: number, pinDelayMs?: number): CheckResult {
+	if (state.deadline !== undefined && now >= state.deadline) return { outcome: timeLimitOutcome(ctx, state, settings) };
+	if (pinDelayMs !== undefined) state.pinnedAt = Math.min(now + pinDelayMs, state.deadline ?? Infinity);
+	return { pending: true };
 }
 
 function timeLimitOutcome(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings): WaitOutcome {
@@ -315,6 +389,7 @@ async function finalItem(
 	run: IDataObject,
 	outcome: WaitOutcomeKind,
 	settings: WaitSettings,
+	signal: AbortSignal,
 	message?: string,
 ): Promise<INodeExecutionData> {
 	const { itemIndex } = state.target;
@@ -334,6 +409,7 @@ async function finalItem(
 			nodeId: settings.outputNodeId,
 			binaryPropertyName: settings.binaryPropertyName,
 			itemIndex,
+			signal,
 		});
 		if ('unavailable' in output) {
 			json.output = null;
@@ -365,26 +441,26 @@ async function explainMissingRun(
 	settings: WaitSettings,
 	correlationId: string | undefined,
 	now: number,
-): Promise<WaitOutcome | undefined> {
+	signal: AbortSignal,
+): Promise<CheckResult> {
 	const { itemIndex } = state.target;
 	const documentId = state.target.documentId;
 	const grace = describeDuration(settings.notFoundGraceMs);
 	if (!documentId) {
-		return {
+		return { outcome: {
 			itemIndex,
 			error: new NodeOperationError(ctx.getNode(), `Run ${state.runId} was not found (404) for ${grace}`, {
 				itemIndex,
 				description: `Check the Run ID: it must be a run of the API key's organization (and of the credential's workspace, if one is set). A run that never started also stays 404; look up its document (Document → Get) to see why.${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`,
 			}),
-		};
+		} };
 	}
 
-	const { body: document } = await apiRequest<IDataObject>(ctx, {
-		method: 'GET',
-		path: '/documents/{documentId}',
-		pathParams: { documentId },
-		itemIndex,
-	});
+	const { body: document } = await apiRequest<IDataObject>(
+		ctx,
+		{ method: 'GET', path: '/documents/{documentId}', pathParams: { documentId }, itemIndex },
+		{ signal },
+	);
 	const documentStatus = typeof document?.status === 'string' ? document.status : 'unknown';
 	const explanations: Record<string, string> = {
 		held: "the document is held: the workflow's automatic run is off, so it waits until someone runs it in the service",
@@ -395,13 +471,13 @@ async function explainMissingRun(
 	if (explanation) {
 		const message = `Run ${state.runId} never started (404 for ${grace}): ${explanation}.`;
 		if (documentStatus !== 'held' && settings.onFailed === 'error') {
-			return {
+			return { outcome: {
 				itemIndex,
 				error: new NodeOperationError(ctx.getNode(), message, {
 					itemIndex,
 					description: `Document ${documentId} has the status "${documentStatus}". Look at it in the service. To route such documents instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`,
 				}),
-			};
+			} };
 		}
 		const json: IDataObject = {
 			...(state.target.base ?? {}),
@@ -413,24 +489,22 @@ async function explainMissingRun(
 			finished: documentStatus !== 'held',
 			message,
 		};
-		return { itemIndex, item: { json, pairedItem: { item: itemIndex } } };
+		return { outcome: { itemIndex, item: { json, pairedItem: { item: itemIndex } } } };
 	}
 
 	// The run may exist under another id (the document's top-level runs, newest first).
-	const { body: runs } = await apiRequest<{ data?: IDataObject[] }>(ctx, {
-		method: 'GET',
-		path: '/documents/{documentId}/runs',
-		pathParams: { documentId },
-		itemIndex,
-	});
+	const { body: runs } = await apiRequest<{ data?: IDataObject[] }>(
+		ctx,
+		{ method: 'GET', path: '/documents/{documentId}/runs', pathParams: { documentId }, itemIndex },
+		{ signal },
+	);
 	const other = (runs?.data ?? []).find((run) => typeof run.id === 'string' && run.id !== state.runId);
 	if (other) {
 		state.replacedRunIds.push(state.runId);
 		state.runId = other.id as string;
 		state.notFoundSince = undefined;
-		return schedule(ctx, state, settings, 0, now);
+		return pendingOrTimeLimit(ctx, state, settings, now, 0);
 	}
 	// Still nothing to explain it: keep checking at the longest interval until the time limit.
-	state.intervalMs = settings.maxIntervalMs;
-	return schedule(ctx, state, settings, settings.maxIntervalMs, now);
+	return pendingOrTimeLimit(ctx, state, settings, now, settings.maxIntervalMs);
 }

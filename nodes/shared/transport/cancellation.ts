@@ -11,6 +11,16 @@ export function cancelSignalOf(ctx: ApiContext): AbortSignal | undefined {
 		: undefined;
 }
 
+/**
+ * The context to send a request with so that it ends with `signal`. n8n-core (2.x) sets
+ * every request's abort signal from `this.getExecutionCancelSignal()`, replacing the
+ * request's own; so a request that must also end when, say, a wait is over is sent with a
+ * context that reports the combined signal and is the node's context in every other way.
+ */
+export function contextEndingWith<T extends ApiContext>(ctx: T, signal: AbortSignal): T {
+	return Object.create(ctx, { getExecutionCancelSignal: { value: () => signal } }) as T;
+}
+
 /** Thrown when a wait ends because the execution was cancelled. */
 export class ExecutionCancelledError extends Error {
 	constructor() {
@@ -18,17 +28,22 @@ export class ExecutionCancelledError extends Error {
 	}
 }
 
-/** Sleeps `ms`, ending early (with `ExecutionCancelledError`) when the execution is cancelled. */
+/** The longest single sleep of a pause: a cancelled pause ends within it, and leaves no timer behind. */
+const PAUSE_SLICE_MS = 100;
+
+/**
+ * Sleeps `ms`, ending early (with `ExecutionCancelledError`) when the execution is cancelled.
+ * It sleeps in short slices instead of racing one long sleep against the signal: n8n's
+ * `sleep` cannot be cleared, and a raced sleep would keep its timer alive after the
+ * execution ended.
+ */
 export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
 	if (signal?.aborted) throw new ExecutionCancelledError();
 	if (ms <= 0) return;
 	if (!signal) return await sleep(ms);
-	let onAbort: (() => void) | undefined;
-	const aborted = new Promise<void>((resolve) => {
-		onAbort = resolve;
-		signal.addEventListener('abort', onAbort, { once: true });
-	});
-	await Promise.race([sleep(ms), aborted]);
-	if (onAbort) signal.removeEventListener('abort', onAbort);
-	if (signal.aborted) throw new ExecutionCancelledError();
+	const end = Date.now() + ms;
+	for (let left = ms; left > 0; left = end - Date.now()) {
+		await sleep(Math.min(left, PAUSE_SLICE_MS));
+		if (signal.aborted) throw new ExecutionCancelledError();
+	}
 }

@@ -22,7 +22,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { CREDENTIAL_TYPE } from '../credentialType';
-import { cancelSignalOf, pause } from './cancellation';
+import { cancelSignalOf, contextEndingWith, pause } from './cancellation';
 import type { ApiErrorOverrides, RequestPlace } from './errors';
 import { apiErrorFromResponse, isNetworkFailure, networkError, networkErrorCode, rateLimitError, withoutSecret } from './errors';
 import type { RateLimitClass } from './rateLimits';
@@ -109,6 +109,8 @@ export interface ApiRequestOptions {
 	 * hands, which a caller may need to know (e.g. to read a 409 on a repeated idempotency key).
 	 */
 	onTimedOut?: () => void;
+	/** Ends the request (and its waits) early, besides the execution's cancel signal; e.g. a wait that is over. */
+	signal?: AbortSignal;
 }
 
 /** Everything about one API request that stays the same across its attempts. */
@@ -182,10 +184,15 @@ async function prepare(ctx: ApiContext, request: ApiRequest, options: ApiRequest
 		policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
 		limit: request.rateLimit ?? (request.method === 'GET' ? 'read' : 'trigger'),
 		scope: limitScope(baseUrl, credentials),
-		signal: cancelSignalOf(ctx),
+		signal: combinedSignal(options.signal, cancelSignalOf(ctx)),
 		apiKey: String(credentials.apiKey ?? ''),
 		retriesAreSafe: request.method === 'GET' || request.idempotencyKey !== undefined,
 	};
+}
+
+/** The request's own signal and the execution's, as one. */
+function combinedSignal(own: AbortSignal | undefined, execution: AbortSignal | undefined): AbortSignal | undefined {
+	return own && execution ? AbortSignal.any([own, execution]) : (own ?? execution);
 }
 
 /** Waits while a 429 (this request's or another's) keeps this request's rate limit closed. */
@@ -222,7 +229,11 @@ async function attempt(call: Call): Promise<Outcome> {
 	};
 	try {
 		ctx.logger?.debug('Document Workflow API request', { method: request.method, path: call.path });
-		const response = (await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, httpOptions)) as IN8nHttpFullResponse;
+		const response = (await ctx.helpers.httpRequestWithAuthentication.call(
+			options.signal && call.signal ? contextEndingWith(ctx, call.signal) : ctx,
+			CREDENTIAL_TYPE,
+			httpOptions,
+		)) as IN8nHttpFullResponse;
 		return { answered: true, response };
 	} catch (error) {
 		if (call.signal?.aborted) {

@@ -54,12 +54,14 @@ describe('Submit Document and wait', () => {
 		expect(outputs).toHaveLength(50);
 		// All submissions come before any poll: submit first, then wait.
 		expect(Math.max(...posts.map((e) => e.seq))).toBeLessThan(Math.min(...polls.map((e) => e.seq)));
-		// Waited together: the first run's last poll comes after the last run's first poll.
+		// Waited as one batch: a few runs are watched to learn the run length, every other run
+		// is checked once, when the batch is done (runs of equal length are all final by then).
 		const runIds = result.items.map((item) => item.json.runId as string);
-		const pollsOf = (runId: string) => polls.filter((e) => pathOf(e) === `/runs/${runId}`).map((e) => e.seq);
-		expect(Math.max(...pollsOf(runIds[0]))).toBeGreaterThan(Math.min(...pollsOf(runIds[49])));
-		// A small, fixed number of requests per document (trigger + polls + output).
-		expect(log.length / 50).toBeLessThanOrEqual(5);
+		const checksOf = (runId: string) => polls.filter((e) => pathOf(e) === `/runs/${runId}`).length;
+		expect(runIds.every((runId) => checksOf(runId) >= 1)).toBe(true);
+		expect(runIds.filter((runId) => checksOf(runId) === 1).length).toBeGreaterThanOrEqual(40);
+		// Few requests per document (trigger, checks and output read all counted).
+		expect(log.length / 50).toBeLessThanOrEqual(4);
 	});
 
 	it('keeps waiting through unknown statuses, and keeps unknown fields', async () => {

@@ -40,7 +40,8 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
 			const runId = requireUuid(this.getNode(), 'runId', this.getNodeParameter('runId', itemIndex), itemIndex);
-			targets.push({ itemIndex, runId, submittedAt: 0 });
+			// Ages count from the start of the wait: when these runs began is not known here.
+			targets.push({ itemIndex, runId });
 		} catch (error) {
 			if (!continueOnFail) throw withItemIndex(this, error, itemIndex);
 			output[itemIndex] = errorItem(error, itemIndex);

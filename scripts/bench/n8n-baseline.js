@@ -1,0 +1,191 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * What n8n users build today without this package, measured on the same batches as the
+ * node (`npm run bench` runs it; it writes `.bench-results/n8n-baseline.json`):
+ * an n8n 2.41.1 workflow that uploads each file with an HTTP Request node, waits with a Wait
+ * node, reads each run with an HTTP Request node, loops the unfinished ones back to the Wait
+ * with an IF node, then reads the outputs of the finished ones. Run in a real n8n with
+ * `n8n execute` (one process, regular mode), against the same sandbox build the tests use.
+ *
+ *   flock /tmp/n8n-e2e.lock node scripts/bench/n8n-baseline.js
+ *
+ * The time runs from the first upload's start (the sandbox's request log) to the end of the
+ * execution as n8n records it (`stoppedAt`); the floor is the same as the node's: to the
+ * moment the slowest run became final, on the sandbox's clock. Short rows: median of
+ * BENCH_REPEATS (default 3); rows with 60 s runs: once.
+ */
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const e2e = require('../e2e/n8n');
+const sbx = require('../e2e/sandbox');
+
+const ROOT = path.join(__dirname, '..', '..');
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const BATCH = Number(process.env.BENCH_BATCH ?? 200);
+const ROWS = process.env.BENCH_ROWS ?? 'all';
+const WORKFLOW_ID = 'dwBenchDiyLoop01';
+
+/** The workflow a user would build: upload, Wait, read the run, IF final, else back to the Wait; then read the outputs. */
+function loopWorkflow({ baseUrl, apiKey, workflowId, documents, waitSeconds }) {
+	const headers = { parameters: [{ name: 'X-Api-Key', value: apiKey }] };
+	const node = (name, type, typeVersion, parameters, position) => ({ id: crypto.randomUUID(), name, type, typeVersion, position, parameters });
+	return {
+		id: WORKFLOW_ID,
+		name: `Upload, wait ${waitSeconds} s, read runs, loop (${documents} documents)`,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		nodes: [
+			node('Start', 'n8n-nodes-base.manualTrigger', 1, {}, [0, 0]),
+			node(
+				'Files',
+				'n8n-nodes-base.code',
+				2,
+				{
+					jsCode: `const out = [];\nfor (let i = 0; i < ${documents}; i++) {\n  const text = '%PDF-1.4\\n% document ' + i + '\\n%%EOF\\n';\n  out.push({ json: { index: i }, binary: { data: { data: Buffer.from(text).toString('base64'), mimeType: 'application/pdf', fileName: 'doc-' + i + '.pdf' } } });\n}\nreturn out;`,
+				},
+				[200, 0],
+			),
+			node(
+				'Upload',
+				'n8n-nodes-base.httpRequest',
+				4.2,
+				{
+					method: 'POST',
+					url: `${baseUrl}/workflows/${workflowId}/trigger`,
+					sendHeaders: true,
+					headerParameters: headers,
+					sendBody: true,
+					contentType: 'multipart-form-data',
+					bodyParameters: { parameters: [{ parameterType: 'formBinaryData', name: 'file', inputDataFieldName: 'data' }] },
+					options: {},
+				},
+				[400, 0],
+			),
+			node('Wait', 'n8n-nodes-base.wait', 1.1, { amount: waitSeconds, unit: 'seconds' }, [600, 0]),
+			node(
+				'Read run',
+				'n8n-nodes-base.httpRequest',
+				4.2,
+				{ url: `={{ '${baseUrl}/runs/' + ($json.runId ?? $json.id) }}`, sendHeaders: true, headerParameters: headers, options: {} },
+				[800, 0],
+			),
+			node(
+				'Final?',
+				'n8n-nodes-base.if',
+				2.2,
+				{
+					conditions: {
+						options: { caseSensitive: true, leftValue: '', typeValidation: 'loose', version: 2 },
+						conditions: [
+							{ id: 'final', leftValue: "={{ ['completed', 'failed', 'cancelled'].includes($json.status) }}", rightValue: true, operator: { type: 'boolean', operation: 'true', singleValue: true } },
+						],
+						combinator: 'and',
+					},
+					options: {},
+				},
+				[1000, 0],
+			),
+			node(
+				'Read output',
+				'n8n-nodes-base.httpRequest',
+				4.2,
+				{ url: `={{ '${baseUrl}/runs/' + $json.id + '/output' }}`, sendHeaders: true, headerParameters: headers, options: {} },
+				[1200, -100],
+			),
+		],
+		connections: {
+			Start: { main: [[{ node: 'Files', type: 'main', index: 0 }]] },
+			Files: { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
+			Upload: { main: [[{ node: 'Wait', type: 'main', index: 0 }]] },
+			Wait: { main: [[{ node: 'Read run', type: 'main', index: 0 }]] },
+			'Read run': { main: [[{ node: 'Final?', type: 'main', index: 0 }]] },
+			'Final?': { main: [[{ node: 'Read output', type: 'main', index: 0 }], [{ node: 'Wait', type: 'main', index: 0 }]] },
+		},
+	};
+}
+
+const median = (values) => {
+	const sorted = [...values].sort((a, b) => a - b);
+	const mid = Math.floor(sorted.length / 2);
+	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+async function measure(n8n, sandbox, { runMs, waitSeconds }) {
+	await sandbox.control.reset();
+	const info = await sandbox.control.info();
+	await sandbox.control.updateWorkflow(info.defaultWorkflowId, { script: [{ status: 'running', ms: runMs }, { status: 'completed' }] });
+	const flow = loopWorkflow({ baseUrl: info.baseUrl, apiKey: info.apiKey, workflowId: info.defaultWorkflowId, documents: BATCH, waitSeconds });
+	await n8n.importWorkflows([flow]);
+	const result = await n8n.execute(WORKFLOW_ID, { timeoutMs: 20 * 60_000 });
+	if (!result.ok) throw new Error(`the workflow failed: ${(result.stderr || result.stdout).slice(-2000)}`);
+	const outputs = result.run.data.resultData.runData['Read output'] ?? [];
+	const read = outputs.reduce((n, task) => n + (task.data?.main?.[0]?.length ?? 0), 0);
+	if (read !== BATCH) throw new Error(`${read} outputs read, expected ${BATCH}`);
+	const log = await sandbox.control.getRequests({ origin: 'api' });
+	const firstUpload = log.filter((entry) => entry.method === 'POST').sort((a, b) => a.realTimeMs - b.realTimeMs)[0];
+	const runs = await sandbox.control.listRuns({ workflowId: info.defaultWorkflowId });
+	const lastEnd = Math.max(...runs.map((run) => Date.parse(run.completedOn)));
+	return {
+		ms: Date.parse(result.run.stoppedAt) - firstUpload.realTimeMs,
+		// Both on the sandbox's clock (its offset from real time is 0 after a reset, and this n8n runs on the same machine).
+		floorMs: lastEnd - Date.parse(firstUpload.time),
+		requests: log.length,
+	};
+}
+
+(async () => {
+	e2e.ensureInstalled('2');
+	sbx.buildSandbox();
+	const { startSandbox } = require(path.join(sbx.BUILD_DIR, 'sandbox', 'src', 'index.js'));
+	const sandbox = await startSandbox({});
+	const n8n = new e2e.N8nInstance({ major: '2', userFolder: path.join(e2e.CACHE, 'bench-baseline'), fresh: true });
+	const rows = [];
+	const goalsOut = [];
+	try {
+		const plan = [
+			{ runMs: 5000, waitSeconds: 10, long: false },
+			{ runMs: 5000, waitSeconds: 2, long: false },
+			{ runMs: 60_000, waitSeconds: 10, long: true },
+			{ runMs: 60_000, waitSeconds: 2, long: true },
+		].filter((row) => ROWS === 'all' || (ROWS === 'short') === !row.long);
+		for (const row of plan) {
+			const runs = [];
+			for (let repeat = 0; repeat < (row.long ? 1 : REPEATS); repeat++) runs.push(await measure(n8n, sandbox, row));
+			const ratio = median(runs.map((r) => r.ms / r.floorMs));
+			rows.push([
+				`${BATCH} documents, every run ${row.runMs / 1000} s`,
+				`HTTP Request + Wait ${row.waitSeconds} s + IF loop`,
+				`${round(median(runs.map((r) => r.ms)) / 1000)} s`,
+				`${round(median(runs.map((r) => r.floorMs)) / 1000)} s`,
+				`${round(ratio, 2)}×`,
+				`${round(median(runs.map((r) => r.requests / BATCH)), 2)}`,
+				String(runs.length),
+			]);
+			process.stderr.write(`[baseline] ${rows[rows.length - 1].join(' | ')}\n`);
+		}
+	} finally {
+		await sandbox.stop();
+	}
+	const results = {
+		suite: 'n8n-baseline',
+		title: 'What users build today without this package (n8n workflow, for comparison)',
+		sections: [
+			{
+				heading: 'Upload, Wait node, read the runs, IF loop, read the outputs',
+				text: `An n8n ${e2e.versionInfo('2').version} workflow run with \`n8n execute\` (regular mode, one process): a Code node makes the ${BATCH} files, an HTTP Request node uploads them (multipart, all items), a Wait node waits, an HTTP Request node reads each run, an IF node sends the unfinished ones back to the Wait and the finished ones to an HTTP Request node that reads their output. Same sandbox, same floor as the node's rows (first upload's start to the slowest run's final moment); the time ends when n8n records the execution as stopped. Requests per document count uploads, run reads and output reads. Rows with 5 s runs: median of ${REPEATS}; with 60 s runs: once. Nothing here is a goal of this package; it is the comparison.`,
+				table: { columns: ['batch', 'how', 'time', 'floor', 'time vs floor', 'requests per document', 'runs'], rows },
+			},
+		],
+		goals: goalsOut,
+	};
+	fs.mkdirSync(path.join(ROOT, '.bench-results'), { recursive: true });
+	fs.writeFileSync(path.join(ROOT, '.bench-results', 'n8n-baseline.json'), `${JSON.stringify(results, null, 2)}\n`);
+	console.log(`machine: ${os.cpus().length} CPUs`);
+})().catch((error) => {
+	console.error(error);
+	process.exitCode = 1;
+});

@@ -1,0 +1,84 @@
+/**
+ * When a wait ends early (a cancelled execution, or fail-fast on the first failed run),
+ * nothing of it outlives the node's execution: no check still in flight, no timer still
+ * set. Checked with Node's async hooks: every timer created while the node ran whose
+ * creation passes through this package's code or the HTTP client must be gone when the
+ * execution returns. (n8n ends a cancelled execution at once, without waiting for the
+ * node; the node's own pauses are sliced into sleeps of at most 100 ms, so what may be left
+ * then is one such slice, never a longer wait or a request.)
+ */
+import { createHook } from 'node:async_hooks';
+import { FAST_WAIT, pdfItems, submitParams, useSandbox } from '../../harness/sandbox';
+
+interface TimerResource {
+	_idleTimeout?: number;
+	_destroyed?: boolean;
+}
+
+/**
+ * Runs `work`, and lists the timers it left set that this package created, directly or by
+ * sending a request (the HTTP client's timeout of a request still in flight), with their
+ * duration. A timer that fired or was cleared is not left set.
+ */
+async function timersLeftBy<T>(work: () => Promise<T>): Promise<{ value: T; left: Array<{ ms: number; stack: string }> }> {
+	const stackLimit = Error.stackTraceLimit;
+	Error.stackTraceLimit = 80;
+	const created: Array<{ timer: TimerResource; ms: number; stack: string }> = [];
+	const hook = createHook({
+		init(_id, type, _trigger, resource) {
+			if (type !== 'Timeout') return;
+			const stack = new Error().stack ?? '';
+			const ours = /[\\/]nodes[\\/](DocumentWorkflow|shared)[\\/]/.test(stack) && !/[\\/]sandbox[\\/]src[\\/]|undici/.test(stack);
+			const timer = resource as TimerResource;
+			if (ours) created.push({ timer, ms: Number(timer._idleTimeout ?? -1), stack });
+		},
+	});
+	hook.enable();
+	try {
+		const value = await work();
+		// Let the HTTP client finish the aborts it was told of (it clears its timers on the next ticks).
+		await new Promise((resolve) => setImmediate(resolve));
+		await new Promise((resolve) => setImmediate(resolve));
+		const left = created.filter(({ timer }) => !timer._destroyed && timer._idleTimeout !== -1).map(({ ms, stack }) => ({ ms, stack }));
+		return { value, left };
+	} finally {
+		hook.disable();
+		Error.stackTraceLimit = stackLimit;
+	}
+}
+
+describe('a wait that ends early leaves nothing behind', () => {
+	const env = useSandbox();
+	const wf = () => env.sandbox.defaultWorkflowId;
+
+	/** Two runs: the first fails soon, the second runs on; their ids. */
+	async function failingAndRunning(): Promise<[string, string]> {
+		await env.sandbox.control.setNextScripts(wf(), [{ status: 'running', ms: 300 }, { status: 'failed', error: { code: 'BROKEN' } }]);
+		await env.sandbox.control.setNextScripts(wf(), [{ status: 'running' }]);
+		const submitted = await env.run(submitParams(wf(), {}, { concurrency: 1 }), { items: pdfItems(2) });
+		return submitted.items.map((item) => item.json.runId as string) as [string, string];
+	}
+
+	const waitOn = (runIds: string[], extra: Record<string, unknown> = {}) =>
+		env.run(
+			{ resource: 'run', operation: 'wait', runId: '={{ $json.runId }}', options: { ...FAST_WAIT, maxWaitMinutes: 0 } },
+			{ items: runIds.map((runId) => ({ json: { runId } })), ...extra },
+		);
+
+	it('fail-fast on the first failed run: the check of another run still in flight is aborted and awaited', async () => {
+		const [failing, running] = await failingAndRunning();
+		// Every check of the running run takes 3 s to answer: one is in flight when the other run fails.
+		await env.sandbox.control.addFault({ kind: 'latency', ms: 3000, method: 'GET', pathPrefix: `/runs/${running}` });
+		const { value: result, left } = await timersLeftBy(() => waitOn([failing, running]));
+		expect(result.error?.message).toContain(`Run ${failing} failed: BROKEN`);
+		expect(left).toEqual([]);
+	});
+
+	it('a cancelled execution: a check waiting out a long Retry-After ends with it, and its timer too', async () => {
+		const [, running] = await failingAndRunning();
+		await env.sandbox.control.addFault({ kind: 'rate429', retryAfter: 20, method: 'GET', pathPrefix: `/runs/${running}` });
+		const { value: result, left } = await timersLeftBy(() => waitOn([running], { cancelAfterMs: 800 }));
+		expect(result.run.status).toBe('canceled');
+		expect(left.filter((timer) => timer.ms > 100)).toEqual([]);
+	});
+});
