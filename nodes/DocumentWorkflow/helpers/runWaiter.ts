@@ -15,8 +15,7 @@
  * may not exist yet); after it the document's status explains why the run never started.
  */
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
 import { CheckPacer } from './checkPacer';
 import { fetchRunOutputIfAvailable } from './runOutput';
 import { RunScheduler } from './runScheduler';
