@@ -142,7 +142,7 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 	sbx.buildSandbox();
 	const { startSandbox } = require(path.join(sbx.BUILD_DIR, 'sandbox', 'src', 'index.js'));
 	const sandbox = await startSandbox({});
-	const n8n = new e2e.N8nInstance({ major: '2', userFolder: path.join(e2e.CACHE, 'bench-baseline'), fresh: true });
+	const n8n = new e2e.N8nInstance({ major: '2', userFolder: path.join(e2e.CACHE, 'bench-baseline'), fresh: true, port: 5697 }); // its own port: the e2e suites use 5678
 	const rows = [];
 	const goalsOut = [];
 	try {
