@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { apiRequest, requireUuid } from '../../../shared/transport';
 import { downloadStreamFromLink, drainStream, linkWithoutSecret, withoutLinkSecrets } from '../../helpers/fileLink';
-import { documentIdField } from '../fields';
+import { documentIdField, outputBinaryField } from '../fields';
 import { forEachItem } from '../forEachItem';
 
 const show = { resource: ['document'], operation: ['getOriginal'] };
@@ -18,15 +18,7 @@ export const description: INodeProperties[] = [
 			'Whether to download the file itself into a binary property (under its original file name). Off: return the short-lived link (valid 5 minutes, needs no API key) and when it expires. As an AI agent\'s tool, leave it off: agents receive JSON only, never files.',
 		displayOptions: { show },
 	},
-	{
-		displayName: 'Output Binary Field',
-		name: 'binaryPropertyName',
-		type: 'string',
-		required: true,
-		default: 'data',
-		description: 'The binary property to put the downloaded file in',
-		displayOptions: { show: { ...show, download: [true] } },
-	},
+	outputBinaryField({ ...show, download: [true] }, 'The binary property to put the downloaded file in'),
 ];
 
 /** Statuses with which a file host says a link is no longer valid. */

@@ -3,19 +3,13 @@ import { idLabel, optionalUuid } from '../../../shared/transport';
 import { forEachItem } from '../forEachItem';
 import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
 import { EVENT_TYPE_OPTIONS, EVENT_TYPES } from '../../../shared/eventTypes';
+import { filtersCollection } from '../fields';
 
 const show = { resource: ['event'], operation: ['getMany'] };
 
 export const description: INodeProperties[] = [
 	...listFields(show),
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		displayOptions: { show },
-		options: [
+	filtersCollection(show, [
 			{
 				displayName: idLabel('after'),
 				name: 'after',
@@ -33,8 +27,7 @@ export const description: INodeProperties[] = [
 				default: 'run.completed',
 				description: `Only events of this type; as text, one of: ${EVENT_TYPES.join(', ')}`,
 			},
-		],
-	},
+		]),
 ];
 
 /** Events of the last 7 days in the key's environment, oldest first (the API's order), one item each. */

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { idLabel, optionalUuid } from '../../../shared/transport';
 import { forEachItem } from '../forEachItem';
 import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
+import { filtersCollection } from '../fields';
 
 const show = { resource: ['reviewTask'], operation: ['getMany'] };
 
@@ -26,14 +27,7 @@ const REVIEW_TASK_STATUS_OPTIONS = Object.entries(REVIEW_TASK_STATUS_LABELS)
 
 export const description: INodeProperties[] = [
 	...listFields(show),
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		displayOptions: { show },
-		options: [
+	filtersCollection(show, [
 			{
 				displayName: idLabel('runId'),
 				name: 'runId',
@@ -56,8 +50,7 @@ export const description: INodeProperties[] = [
 				default: '',
 				description: 'Only tasks of this workflow: its ID, a UUID ("workflowId" on runs and review tasks)',
 			},
-		],
-	},
+		]),
 ];
 
 /** Review tasks, newest first (the API's order), one item each. */

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { fetchRunOutput } from '../../helpers/runOutput';
 import { requireUuid } from '../../../shared/transport';
-import { runIdField } from '../fields';
+import { outputBinaryField, runIdField } from '../fields';
 import { forEachItem } from '../forEachItem';
 
 const show = { resource: ['run'], operation: ['getOutput'] };
@@ -18,15 +18,7 @@ export const description: INodeProperties[] = [
 			'Optional: the ID of the Download Output node whose output to get, when the workflow has several. Empty: the most recently started Download Output node.',
 		displayOptions: { show },
 	},
-	{
-		displayName: 'Output Binary Field',
-		name: 'binaryPropertyName',
-		type: 'string',
-		required: true,
-		default: 'data',
-		description: 'When the output is a file (e.g. a PDF or an image), the binary property to put it in, with its file name and media type',
-		displayOptions: { show },
-	},
+	outputBinaryField(show, 'When the output is a file (e.g. a PDF or an image), the binary property to put it in, with its file name and media type'),
 ];
 
 export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {

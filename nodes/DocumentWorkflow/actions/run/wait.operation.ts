@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import type { WaitTarget } from '../../helpers/runWaiter';
 import { requireUuid } from '../../../shared/transport';
-import { runIdField } from '../fields';
+import { optionsCollection, outputBinaryField, runIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';
 import { readWaitSettings, waitIntoOutput, waitOptionFields } from '../waitOptions';
 
@@ -9,24 +9,8 @@ const show = { resource: ['run'], operation: ['wait'] };
 
 export const description: INodeProperties[] = [
 	runIdField(show),
-	{
-		displayName: 'Output Binary Field',
-		name: 'binaryPropertyName',
-		type: 'string',
-		required: true,
-		default: 'data',
-		description: 'With Include Output, the binary property a file output goes into (an AI agent receives JSON only, never the file)',
-		displayOptions: { show },
-	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show },
-		options: waitOptionFields(false),
-	},
+	outputBinaryField(show, 'With Include Output, the binary property a file output goes into (an AI agent receives JSON only, never the file)'),
+	optionsCollection(show, waitOptionFields(false)),
 ];
 
 export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {

@@ -8,7 +8,7 @@ import type { WaitTarget } from '../../helpers/runWaiter';
 import { DEFAULT_WAIT_SETTINGS, heldItem } from '../../helpers/runWaiter';
 import type { ApiErrorOverrides, ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
-import { workflowIdField } from '../fields';
+import { optionsCollection, workflowIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';
 import { readWaitSettings, waitIntoOutput, waitOptionFields } from '../waitOptions';
 
@@ -47,14 +47,7 @@ export const description: INodeProperties[] = [
 			'Whether to wait until the run is completed, failed or cancelled and return the finished run (optionally with its output) instead of the submission receipt. All items are submitted first, then waited on together.',
 		displayOptions: { show },
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show },
-		options: [
+	optionsCollection(show, [
 			...waitOptionFields(true),
 			{
 				displayName: 'Idempotency Key',
@@ -91,8 +84,7 @@ export const description: INodeProperties[] = [
 				description:
 					'How long one upload attempt may take until the API answers. 0 sizes it to the file: 5 minutes plus 8 seconds per MB (about 1 Mbit/s), so a large file on a slow link is not cut off.',
 			},
-		],
-	},
+		]),
 ];
 
 /** The binary to upload, or an error that names the property and lists what the item has. */
