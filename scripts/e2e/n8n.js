@@ -301,17 +301,12 @@ class N8nInstance {
 
 	/** SIGKILL to n8n's whole process group at once, with no warning (a crash); resolves once it has exited. */
 	async kill() {
-		const child = this.child;
-		if (!child) return;
-		try {
-			process.kill(-child.pid, 'SIGKILL');
-		} catch {
-			/* gone already */
-		}
-		await this.exited;
+		if (!this.child) return;
+		// The registry (processes.js) forgets the process once it has exited.
+		killGroup(this.proc.pid, 'SIGKILL');
+		await this.proc.exited;
 		this.child = null;
 		this.cookie = null;
-		unregisterForCleanup(this);
 		log(`n8n killed (SIGKILL)`);
 	}
 
