@@ -7,6 +7,9 @@ module.exports = {
 	testMatch: ['**/*.bench.ts'],
 	transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
 	setupFiles: ['<rootDir>/test/harness/env.ts'],
+	// The same run-wide key scan and temporary-folder root as `npm test`, so a bench run leaves no folder behind.
+	globalSetup: '<rootDir>/test/harness/global-setup.ts',
+	globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
 	testTimeout: 30 * 60_000,
 	maxWorkers: 1,
 };

@@ -8,7 +8,7 @@
  * with an IF node, then reads the outputs of the finished ones. Run in a real n8n with
  * `n8n execute` (one process, regular mode), against the same sandbox build the tests use.
  *
- *   flock /tmp/n8n-e2e.lock node scripts/bench/n8n-baseline.js
+ *   node scripts/bench/n8n-baseline.js
  *
  * The time runs from the first upload's start (the sandbox's request log) to the end of the
  * execution as n8n records it (`stoppedAt`); the floor is the same as the node's: to the

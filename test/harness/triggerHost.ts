@@ -8,6 +8,7 @@ import { Container } from '@n8n/di';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import type { EventInput, RequestLogEntry, Sandbox } from '../../sandbox/src';
+import { seededRandom } from '../../sandbox/src/ids';
 import { pollTrigger } from './n8n';
 
 export const NODE_NAME = 'Document Workflow Trigger';
@@ -167,14 +168,5 @@ export function captureWarnings(): { messages: string[]; restore: () => void } {
 	return { messages, restore: () => spy.mockRestore() };
 }
 
-/** A small seeded PRNG (mulberry32), so a failing simulation can be replayed. */
-export function seeded(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
+/** The sandbox's seeded PRNG (mulberry32), so a failing simulation can be replayed. */
+export const seeded = seededRandom;

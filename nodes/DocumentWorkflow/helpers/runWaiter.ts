@@ -31,6 +31,14 @@ import {
 
 export const FINAL_STATUSES = ['completed', 'failed', 'cancelled'];
 
+/**
+ * The wait looks again after at most this long while checks are due or in flight: short, so
+ * a slot freed by a fast API (answers in a few ms) is filled again soon.
+ */
+const BUSY_SLICE_MS = 5;
+/** The longest the wait sleeps at once: a cancelled execution is noticed within it. */
+const IDLE_SLICE_MS = 100;
+
 export interface WaitSettings {
 	/** Longest time to wait for each run, from when the wait begins; 0 waits without limit. */
 	maxWaitMs: number;
@@ -228,27 +236,27 @@ export async function waitForRuns(
 			pacer.rateLimited(now);
 			lastGate = gate;
 		}
+		const free = concurrency - inFlight.size;
 		let heldBack: number | undefined;
-		if (gate <= now) {
-			while (inFlight.size < concurrency) {
-				if (pacer.nextSendAt() > now) {
-					if (scheduler.nextDueAt() !== undefined && scheduler.nextDueAt()! <= now) heldBack = now;
-					break;
-				}
-				const [key] = scheduler.takeDue(now, 1);
-				if (key === undefined) break;
+		if (gate <= now && free > 0) {
+			// Every free slot the pacer allows is filled in one look, not one check per look.
+			const allowed = Math.min(free, pacer.allowance(now));
+			for (const key of scheduler.takeDue(now, allowed)) {
 				pacer.sent(now);
 				const check: Promise<void> = runCheck(key).finally(() => inFlight.delete(check));
 				inFlight.add(check);
 			}
+			if (allowed < free && (scheduler.nextDueAt() ?? Infinity) <= now) heldBack = now;
 		}
 		pacer.heldBack(heldBack);
 		if (failure) break;
 		// Short slices: a finished check frees its slot within them, and a cancelled execution
 		// is noticed in time. Each slice is slept whole, so no timer outlives the wait.
-		const nextDue = scheduler.nextDueAt();
-		const until = Math.min(nextDue ?? Infinity, Math.max(pacer.nextSendAt(), gate));
-		const slice = inFlight.size >= concurrency ? 20 : Math.min(100, Math.max(5, until - now));
+		let slice = BUSY_SLICE_MS;
+		if (inFlight.size < concurrency) {
+			const until = Math.min(scheduler.nextDueAt() ?? Infinity, Math.max(pacer.nextSendAt(), gate));
+			slice = Math.min(IDLE_SLICE_MS, Math.max(BUSY_SLICE_MS, until - now));
+		}
 		await sleep(slice);
 	}
 	if (failure || executionSignal?.aborted) {

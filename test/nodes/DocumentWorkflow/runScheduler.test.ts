@@ -3,7 +3,7 @@
  * checkPacer.ts): a simulated batch on a virtual clock, so what is asserted is which run is
  * checked when, not how fast anything ran.
  */
-import { CheckPacer, START_RATE } from '../../../nodes/DocumentWorkflow/helpers/checkPacer';
+import { BURST_MS, CheckPacer, MAX_RATE, START_RATE } from '../../../nodes/DocumentWorkflow/helpers/checkPacer';
 import { PROBES, RunScheduler } from '../../../nodes/DocumentWorkflow/helpers/runScheduler';
 
 const DEFAULTS = { firstCheckMs: 1000, longestIntervalMs: 20_000 };
@@ -136,6 +136,43 @@ describe('CheckPacer', () => {
 		pacer.heldBack(undefined);
 		pacer.heldBack(300);
 		expect(pacer.checksPerSecond).toBe(2 * START_RATE);
+	});
+
+	it('allows every check the rate gives since the last send in one look, not one check per look', () => {
+		const pacer = new CheckPacer();
+		const t0 = 10_000;
+		// Fresh, it may spend BURST_MS of its rate at once.
+		expect(pacer.allowance(t0)).toBe(1 + Math.floor((BURST_MS * START_RATE) / 1000));
+		for (let i = 0, n = pacer.allowance(t0); i < n; i++) pacer.sent(t0);
+		expect(pacer.allowance(t0)).toBe(0);
+		// 5 ms later (one sleep slice of the wait) the rate has earned exactly one more check.
+		expect(pacer.allowance(t0 + 5)).toBe(1);
+		// At a high rate one look allows many: 3,200 a second for 20 ms is 64 checks.
+		for (let t = t0; t <= t0 + 500; t += 100) pacer.heldBack(t);
+		expect(pacer.checksPerSecond).toBe(START_RATE * 32);
+		expect(pacer.allowance(t0 + 25)).toBe(1 + Math.floor(((t0 + 25 - pacer.nextSendAt()) * pacer.checksPerSecond) / 1000));
+		expect(pacer.allowance(t0 + 25)).toBeGreaterThanOrEqual(60);
+		// Unused rate is not hoarded beyond BURST_MS.
+		expect(pacer.allowance(t0 + 60_000)).toBe(1 + Math.floor((BURST_MS * pacer.checksPerSecond) / 1000));
+	});
+
+	it(`never grows past ${MAX_RATE} checks a second`, () => {
+		const pacer = new CheckPacer();
+		for (let t = 0; t <= 10_000; t += 100) pacer.heldBack(t);
+		expect(pacer.checksPerSecond).toBe(MAX_RATE);
+	});
+
+	it('after a 429 stays just under what the API let through, instead of running into the limit again', () => {
+		const pacer = new CheckPacer();
+		for (let i = 0; i < 50; i++) pacer.answered(1000 + i * 10);
+		pacer.rateLimited(1500);
+		expect(pacer.checksPerSecond).toBe(42.5);
+		// Held back for 10 s: it grows 5% a second, but not past 95% of the 50 let through.
+		for (let t = 1600; t <= 11_600; t += 100) pacer.heldBack(t);
+		expect(pacer.checksPerSecond).toBe(47.5);
+		// After 15 s without a 429 the limit may have risen: slow growth goes on.
+		for (let t = 11_700; t <= 20_000; t += 100) pacer.heldBack(t);
+		expect(pacer.checksPerSecond).toBeGreaterThan(50);
 	});
 
 	it('after a 429 sends a little slower than the API answered in the last second, then grows slowly', () => {
