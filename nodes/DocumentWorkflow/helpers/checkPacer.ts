@@ -26,8 +26,13 @@ export const BURST_MS = 25;
 export const MAX_RATE = 10_000;
 /** After a 429: this share of the rate the API let through in the last second. */
 const BACK_OFF = 0.85;
-/** Without a 429, the rate doubles after this long spent held back by it. */
-const GROWTH_AFTER_MS = 100;
+/**
+ * Without a 429, the rate doubles after this long spent held back by it. Not faster: every
+ * check in flight when an unknown limit is first met gets a 429 too, so the rate at that
+ * moment decides how many are refused (at 200 a second a limit of 50 is met within this
+ * time, with about one check in flight).
+ */
+const GROWTH_AFTER_MS = 250;
 /** Once a 429 was seen: the rate grows by this share per second held back. */
 const SLOW_GROWTH = 0.05;
 /** The rate stays under this share of what the API let through in the second before a 429… */
@@ -91,7 +96,12 @@ export class CheckPacer {
 	rateLimited(now: number): void {
 		while (this.answeredAt.length > 0 && this.answeredAt[0] < now - 1000) this.answeredAt.shift();
 		this.rate = Math.max(1, Math.min(this.rate, this.answeredAt.length) * BACK_OFF);
-		this.limit = { perSecond: Math.max(1, this.answeredAt.length), at: now };
+		// What the API let through in the last second overstates a limit counted in fixed windows
+		// when that second spans two of them; a later 429 corrects it, so the estimate only
+		// comes down while it is trusted.
+		const letThrough = Math.max(1, this.answeredAt.length);
+		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : Infinity;
+		this.limit = { perSecond: Math.min(trusted, letThrough), at: now };
 		this.heldSince = undefined;
 	}
 }

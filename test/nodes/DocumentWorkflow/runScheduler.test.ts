@@ -148,7 +148,7 @@ describe('CheckPacer', () => {
 		// 5 ms later (one sleep slice of the wait) the rate has earned exactly one more check.
 		expect(pacer.allowance(t0 + 5)).toBe(1);
 		// At a high rate one look allows many: 3,200 a second for 20 ms is 64 checks.
-		for (let t = t0; t <= t0 + 500; t += 100) pacer.heldBack(t);
+		for (let t = t0; t <= t0 + 1250; t += 250) pacer.heldBack(t);
 		expect(pacer.checksPerSecond).toBe(START_RATE * 32);
 		expect(pacer.allowance(t0 + 25)).toBe(1 + Math.floor(((t0 + 25 - pacer.nextSendAt()) * pacer.checksPerSecond) / 1000));
 		expect(pacer.allowance(t0 + 25)).toBeGreaterThanOrEqual(60);
@@ -173,6 +173,25 @@ describe('CheckPacer', () => {
 		// After 15 s without a 429 the limit may have risen: slow growth goes on.
 		for (let t = 11_700; t <= 20_000; t += 100) pacer.heldBack(t);
 		expect(pacer.checksPerSecond).toBeGreaterThan(50);
+	});
+
+	it('a second 429 soon after the first lowers the limit it remembers, never raises it', () => {
+		const pacer = new CheckPacer();
+		// The first second spanned two of the API's windows: 70 got through.
+		for (let i = 0; i < 70; i++) pacer.answered(1000 + i * 10);
+		pacer.rateLimited(1700);
+		expect(pacer.checksPerSecond).toBe(59.5);
+		// In the next window only 50 get through: the rate drops under that and stays there.
+		for (let i = 0; i < 50; i++) pacer.answered(2800 + i * 19);
+		pacer.rateLimited(3800);
+		expect(pacer.checksPerSecond).toBe(42.5);
+		for (let t = 3900; t <= 12_000; t += 100) pacer.heldBack(t);
+		expect(pacer.checksPerSecond).toBe(47.5);
+		// A later 429 that saw more get through does not raise the remembered limit.
+		for (let i = 0; i < 80; i++) pacer.answered(12_100 + i * 10);
+		pacer.rateLimited(12_950);
+		for (let t = 13_000; t <= 20_000; t += 100) pacer.heldBack(t);
+		expect(pacer.checksPerSecond).toBe(47.5);
 	});
 
 	it('after a 429 sends a little slower than the API answered in the last second, then grows slowly', () => {
