@@ -63,4 +63,47 @@ describe('a burst larger than one poll can read', () => {
 		expect(host.memory().ids).toBe(0);
 		console.log(`burst of ${BURST}, overlap ${overlapMinutes} min: caught up in ${pollsToCatchUp} polls (${perPoll.join(', ')} events), remembered ids peak ${peak}, settled ${host.memory().ids} (${host.memory().bytes} bytes)`);
 	});
+
+	// The spec does not promise a `Date` header. Without it the cursor takes the API's clock from
+	// the newest `createdOn` it read: a burst is still delivered exactly once, and what it
+	// remembers is let go once later events show the clock has moved past the overlap window.
+	test('the same burst from an API that sends no Date header: every event once; remembered ids let go once a later event comes', async () => {
+		const overlapMinutes = 1;
+		await env.sandbox.control.setSettings({ sendDateHeader: false });
+		const host = new TriggerHost(env.sandbox, { options: { overlapMinutes } });
+		expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
+		const start = (await env.sandbox.control.getClock()).nowMs;
+		await env.sandbox.control.createEvents(burstEvents(BURST, start + 1000, MINUTE, { seed: 12, lateShare: 0.01, maxLateMs: MINUTE }));
+		await env.sandbox.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
+
+		const perPoll: number[] = [];
+		while (host.delivered.length < BURST && perPoll.length < 60) {
+			await env.sandbox.control.advanceClock(MINUTE);
+			const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
+			expect(result.error).toBeUndefined();
+			perPoll.push(result.items?.length ?? 0);
+		}
+		expect(perPoll.length).toBeGreaterThan(2);
+		expect(perPoll.every((count) => count > 0)).toBe(true);
+		for (let i = 0; i < overlapMinutes + 2; i++) {
+			await env.sandbox.control.advanceClock(MINUTE);
+			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).items).toBeNull();
+		}
+		// The API really answered without a clock.
+		const probe = await fetch(`${env.sandbox.baseUrl}/events?pageSize=1`, { headers: { 'X-Api-Key': env.sandbox.apiKey } });
+		expect(probe.status).toBe(200);
+		expect(probe.headers.get('date')).toBeNull();
+
+		// A later event moves the clock the cursor knows past the burst and its overlap window.
+		const { nowMs } = await env.sandbox.control.getClock();
+		await env.sandbox.control.createEvents([{ type: 'document.received', createdOn: new Date(nowMs).toISOString(), data: {} }]);
+		await env.sandbox.control.advanceClock(MINUTE);
+		const later = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
+		expect(later.items?.length).toBe(1);
+		expect(host.memory().ids).toBeLessThanOrEqual(1);
+
+		const all = await env.sandbox.control.listEvents();
+		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
+		console.log(`burst of ${BURST} without Date: caught up in ${perPoll.length} polls (${perPoll.join(', ')} events), remembered ids after a later event ${host.memory().ids}`);
+	});
 });
