@@ -1,14 +1,17 @@
 /**
  * The Document Workflow Trigger node (polling). This folder holds everything only the trigger
- * uses: `poll.ts` reads new events from the API within n8n's poll budget, and `eventCursor.ts`
- * is the pure cursor kept in the workflow's static data (what was seen, where to resume) that
- * makes each event fire exactly once.
+ * uses: `poll.ts` reads new events from the API within n8n's poll budget (the list itself
+ * through `eventList.ts`), and `eventCursor.ts` is the pure cursor kept in the workflow's
+ * static data (what was seen, where to resume) that makes each event fire exactly once.
+ * `testEvents.ts` answers "Fetch Test Event"; `triggerSettings.ts` reads the node's settings.
  */
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/eventTypes';
-import { DEFAULT_OVERLAP_MINUTES, fetchTestEvents, pollNewEvents, readSettings } from './poll';
+import { pollNewEvents } from './poll';
+import { fetchTestEvents } from './testEvents';
+import { DEFAULT_OVERLAP_MINUTES, readSettings } from './triggerSettings';
 
 export class DocumentWorkflowTrigger implements INodeType {
 	description: INodeTypeDescription = {

@@ -1,6 +1,7 @@
 /**
- * What one poll of the Document Workflow Trigger does: the first activation, a regular
- * poll with the exactly-once cursor (`./eventCursor.ts`), and "Fetch Test Event".
+ * What one poll of the Document Workflow Trigger does: the first activation and a regular
+ * poll with the exactly-once cursor (`./eventCursor.ts`). The event list is read through
+ * `./eventList.ts`; "Fetch Test Event" is `./testEvents.ts`; the settings, `./triggerSettings.ts`.
  *
  * The static data is written only at the end of a poll, together with the items the poll
  * returns. A poll that fails leaves it as it was, so whatever n8n saved last (it saves
@@ -8,7 +9,6 @@
  * poll that emitted nothing) always matches what was emitted.
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { CursorEvent, EventCursorState, ReadRecord } from './eventCursor';
 import {
@@ -17,7 +17,6 @@ import {
 	emptyCursorState,
 	frontier,
 	loadCursorState,
-	parseCreatedOn,
 	recordRead,
 	remember,
 	settle,
@@ -25,191 +24,10 @@ import {
 	storeCursorState,
 } from './eventCursor';
 import { freshStartLookBackMs, isScheduledFreshStart } from './pollInterval';
-import type { RetryPolicy } from '../shared/transport';
-import { apiRequest, isUuid } from '../shared/transport';
-import { EVENT_TYPES } from '../shared/eventTypes';
-
-
-/** The API's largest page: fewest requests per poll. */
-export const PAGE_SIZE = 100;
-/** How many recent events "Fetch Test Event" returns at most. */
-export const TEST_EVENT_COUNT = 5;
-/** How many pages "Fetch Test Event" reads at most when several types are filtered in the node. */
-export const TEST_EVENT_MAX_PAGES = 10;
-/** The poll budget where n8n has none (1.x): n8n polls at most once a minute. */
-export const DEFAULT_POLL_BUDGET_MS = 60_000;
-/** Share of the budget after which no further page is requested. */
-const READ_SHARE = 0.7;
-/** Share of the budget by which every wait (Retry-After, retry backoff) must have ended. */
-const WAIT_SHARE = 0.9;
-/** Retries for a poll: fewer and shorter than an execution's, since the next poll comes soon anyway. */
-const POLL_RETRY: Partial<RetryPolicy> = { maxRetries: 3, baseDelayMs: 250, maxDelayMs: 4000 };
-
-export const DEFAULT_OVERLAP_MINUTES = 5;
-
-export type StartFrom = 'now' | 'oldest';
-
-export interface TriggerSettings {
-	/** Types to emit; undefined emits every type (also types the API adds later). */
-	types?: Set<string>;
-	/** The API's `type` filter, when exactly one type is selected. */
-	apiType?: string;
-	overlapMs: number;
-	startFrom: StartFrom;
-}
-
-interface Deadlines {
-	start: number;
-	/** No page is requested after this. */
-	read: number;
-	/** Every wait must end before this. */
-	wait: number;
-}
-
-interface Envelope {
-	data: unknown[];
-	pages: number;
-	count: number;
-	/** A lower bound of the API's clock when it evaluated the request: its `Date` less the round trip; NaN without `Date`. */
-	apiTimeMs: number;
-}
-
-export function readSettings(ctx: IPollFunctions): TriggerSettings {
-	const rawEvents = ctx.getNodeParameter('events', []) as unknown;
-	const selected = Array.isArray(rawEvents) ? [...new Set(rawEvents.map((value) => String(value)))] : [];
-	const unknown = selected.filter((value) => !EVENT_TYPES.includes(value));
-	if (unknown.length > 0) {
-		throw new NodeOperationError(ctx.getNode(), `Unknown event type "${unknown[0]}" in "Events"`, {
-			description: `Choose among: ${EVENT_TYPES.join(', ')}, or leave "Events" empty for all of them.`,
-		});
-	}
-	const options = ctx.getNodeParameter('options', {}) as IDataObject;
-	const minutes = options.overlapMinutes === undefined ? DEFAULT_OVERLAP_MINUTES : Number(options.overlapMinutes);
-	if (!Number.isFinite(minutes) || minutes <= 0) {
-		throw new NodeOperationError(ctx.getNode(), `The overlap window must be a positive number of minutes, not "${String(options.overlapMinutes)}"`, {
-			description: 'Set Options → Overlap Window (Minutes) to e.g. 5.',
-		});
-	}
-	const startFrom: StartFrom = options.startFrom === 'oldest' ? 'oldest' : 'now';
-	const settings: TriggerSettings = { overlapMs: Math.round(minutes * 60_000), startFrom };
-	if (selected.length > 0) settings.types = new Set(selected);
-	if (selected.length === 1) settings.apiType = selected[0];
-	return settings;
-}
-
-/** The poll budget n8n gives this poll (2.x), or a default where n8n has none (1.x). */
-export function pollBudgetMs(ctx: IPollFunctions): number {
-	const candidate = ctx as Partial<Pick<IPollFunctions, 'getPollBudgetMs'>>;
-	if (typeof candidate.getPollBudgetMs === 'function') {
-		const budget = Number(candidate.getPollBudgetMs());
-		if (Number.isFinite(budget) && budget > 0) return budget;
-	}
-	return DEFAULT_POLL_BUDGET_MS;
-}
-
-function deadlinesFor(ctx: IPollFunctions): Deadlines {
-	const start = Date.now();
-	const budget = pollBudgetMs(ctx);
-	return { start, read: start + budget * READ_SHARE, wait: start + budget * WAIT_SHARE };
-}
-
-function isObject(value: unknown): value is IDataObject {
-	return !!value && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** One page of events. Throws NodeApiError (from the transport) on errors it could not wait or retry away. */
-async function listEvents(ctx: IPollFunctions, qs: IDataObject, deadlines: Deadlines): Promise<Envelope> {
-	const sentAt = Date.now();
-	const response = await apiRequest<unknown>(
-		ctx,
-		{ method: 'GET', path: '/events', qs, rateLimit: 'read' },
-		{ retry: { ...POLL_RETRY, deadline: deadlines.wait }, timeoutMs: Math.max(1000, deadlines.wait - Date.now()) },
-	);
-	const body = response.body;
-	if (!isObject(body) || !Array.isArray(body.data)) {
-		throw new NodeApiError(ctx.getNode(), { path: '/events', correlationId: response.correlationId ?? null }, {
-			message: 'The API answered the event list with an unexpected body',
-			description: `GET /events returned ${response.statusCode} without the paged envelope ({count, pages, data}).${response.correlationId ? `\nCorrelation ID: ${response.correlationId}` : ''}`,
-		});
-	}
-	const count = Number(body.count);
-	const pages = Number(body.pages);
-	// `Date` is whole seconds rounded down, sent after the list was evaluated: less the round trip it is never later than that.
-	const apiTimeMs = Date.parse(response.headers.date ?? '') - (Date.now() - sentAt);
-	return {
-		apiTimeMs,
-		data: body.data,
-		count: Number.isFinite(count) ? count : body.data.length,
-		pages: Number.isFinite(pages) ? pages : body.data.length > 0 ? 1 : 0,
-	};
-}
-
-function pageQuery(settings: TriggerSettings, page: number, after?: string | null): IDataObject {
-	const qs: IDataObject = { page, pageSize: PAGE_SIZE };
-	if (after) qs.after = after;
-	if (settings.apiType) qs.type = settings.apiType;
-	return qs;
-}
-
-function matches(settings: TriggerSettings, event: IDataObject): boolean {
-	return settings.types === undefined || settings.types.has(String(event.type));
-}
-
-function toCursorEvent(event: IDataObject): CursorEvent {
-	return { id: String(event.id).toLowerCase(), createdOnMs: parseCreatedOn(event.createdOn) };
-}
-
-/** The events of a page that have an id the cursor can work with; others are logged and skipped. */
-function validEvents(ctx: IPollFunctions, data: unknown[]): IDataObject[] {
-	const valid: IDataObject[] = [];
-	for (const entry of data) {
-		if (isObject(entry) && isUuid(entry.id)) valid.push(entry);
-		else ctx.logger?.warn('Document Workflow Trigger: skipped an event without a valid id', { event: JSON.stringify(entry)?.slice(0, 200) });
-	}
-	return valid;
-}
-
-function describeTypes(settings: TriggerSettings): string {
-	if (!settings.types) return 'events';
-	return `${[...settings.types].join(', ')} events`;
-}
-
-function asItems(events: IDataObject[]): INodeExecutionData[][] {
-	return [events.map((json) => ({ json }))];
-}
-
-/**
- * "Fetch Test Event": the most recent matching events (at most TEST_EVENT_COUNT), oldest
- * first. Reads the static data nowhere and writes it never.
- */
-export async function fetchTestEvents(ctx: IPollFunctions, settings: TriggerSettings): Promise<INodeExecutionData[][]> {
-	const deadlines = deadlinesFor(ctx);
-	const first = await listEvents(ctx, pageQuery(settings, 1), deadlines);
-	const found: IDataObject[] = [];
-	let pagesRead = 0;
-	let eventsRead = 0;
-	let page = Math.max(first.pages, 1);
-	while (page >= 1 && found.length < TEST_EVENT_COUNT && pagesRead < TEST_EVENT_MAX_PAGES) {
-		if (pagesRead > 0 && Date.now() >= deadlines.read) break;
-		const data = page === 1 ? first.data : (await listEvents(ctx, pageQuery(settings, page), deadlines)).data;
-		pagesRead++;
-		const events = validEvents(ctx, data);
-		eventsRead += events.length;
-		for (let index = events.length - 1; index >= 0 && found.length < TEST_EVENT_COUNT; index--) {
-			if (matches(settings, events[index])) found.push(events[index]);
-		}
-		page--;
-	}
-	if (found.length === 0) {
-		const where = page >= 1 ? `among the ${eventsRead} most recent events of the last 7 days` : 'in the last 7 days';
-		throw new NodeOperationError(ctx.getNode(), `No ${describeTypes(settings)} ${where}`, {
-			description:
-				"The API lists the events of the last 7 days in the API key's environment (dev or prod). Make one happen (e.g. submit a document to a workflow), or select other event types, then fetch a test event again.",
-		});
-	}
-	return asItems(found.reverse());
-}
-
+import type { Deadlines, Envelope } from './eventList';
+import { PAGE_SIZE, asItems, deadlinesFor, listEvents, pageQuery, toCursorEvent, validEvents } from './eventList';
+import type { TriggerSettings } from './triggerSettings';
+import { matches } from './triggerSettings';
 
 /** The newest `createdOn` among the events, as a lower bound of the API's clock where no `Date` header came. */
 function newestCreatedOn(events: CursorEvent[]): number {

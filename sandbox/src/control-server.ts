@@ -78,6 +78,7 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 				for (const k of ['eventCommitDelayMs', 'originalLinkTtlMs', 'maxOutputBytes', 'eventPageLatencyMs'] as const) {
 					if (s[k] !== undefined) engine.settings[k] = Number(s[k]);
 				}
+				if (s.sendDateHeader !== undefined) engine.settings.sendDateHeader = s.sendDateHeader !== false;
 				return engine.settings;
 			},
 		],

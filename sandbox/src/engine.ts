@@ -244,6 +244,7 @@ export interface Settings {
 	originalLinkTtlMs: number;
 	maxOutputBytes: number;
 	eventPageLatencyMs: number;
+	sendDateHeader: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -251,6 +252,7 @@ export const DEFAULT_SETTINGS: Settings = {
 	originalLinkTtlMs: 5 * 60 * 1000,
 	maxOutputBytes: 10 * 1024 * 1024,
 	eventPageLatencyMs: 0,
+	sendDateHeader: true,
 };
 
 export interface StoredFile {

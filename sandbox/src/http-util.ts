@@ -113,8 +113,16 @@ export class Ctx {
 		this.req.socket.destroy();
 	}
 
-	/** The correlation id, and `Date` from the sandbox clock (which tests move forward), as a real server's clock would say. */
+	/**
+	 * The correlation id, and `Date` from the sandbox clock (which tests move forward), as a real
+	 * server's clock would say; without `Date` when the settings say so (the spec does not
+	 * promise one), and then not Node's own either.
+	 */
 	private clockHeaders(): Record<string, string> {
+		if (!this.engine.settings.sendDateHeader) {
+			this.res.sendDate = false;
+			return { 'X-Correlation-ID': this.correlationId };
+		}
 		return { 'X-Correlation-ID': this.correlationId, Date: new Date(this.engine.now()).toUTCString() };
 	}
 

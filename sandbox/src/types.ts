@@ -489,6 +489,8 @@ export interface SandboxSettings {
 	maxOutputBytes?: number;
 	/** Real time each answered page of `GET /events` takes (a slow API, or a large account). Default 0. */
 	eventPageLatencyMs?: number;
+	/** Whether answers carry a `Date` header (the API's clock). Default true; the spec does not promise one. */
+	sendDateHeader?: boolean;
 }
 
 export interface SandboxInfo {

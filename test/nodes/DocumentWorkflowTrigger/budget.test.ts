@@ -1,5 +1,5 @@
 /** The poll budget (n8n 2.x's getPollBudgetMs, a default on 1.x) and 429 handling. */
-import { pollBudgetMs } from '../../../nodes/DocumentWorkflowTrigger/poll';
+import { pollBudgetMs } from '../../../nodes/DocumentWorkflowTrigger/eventList';
 import { DAY, MINUTE, TriggerHost, captureWarnings, compareDelivered, deepCopy, eventRequests, spreadEvents } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 
