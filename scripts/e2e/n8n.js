@@ -174,7 +174,8 @@ class N8nInstance {
 	constructor(opts) {
 		this.info = versionInfo(opts.major || '2');
 		this.userFolder = path.resolve(opts.userFolder);
-		this.port = opts.port || 5678;
+		// E2E_PORT_OFFSET moves every instance of a run, so two checkouts can run their suites side by side.
+		this.port = (opts.port || 5678) + Number(process.env.E2E_PORT_OFFSET || 0);
 		if (this.port === 5679) throw new Error('port 5679 is the n8n task broker port; choose another');
 		this.brokerPort = opts.brokerPort;
 		this.extraEnv = opts.env || {};
