@@ -79,6 +79,7 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 					if (s[k] !== undefined) engine.settings[k] = Number(s[k]);
 				}
 				if (s.sendDateHeader !== undefined) engine.settings.sendDateHeader = s.sendDateHeader !== false;
+				if (s.runEventsNameRun !== undefined) engine.settings.runEventsNameRun = s.runEventsNameRun !== false;
 				return engine.settings;
 			},
 		],

@@ -245,6 +245,8 @@ export interface Settings {
 	maxOutputBytes: number;
 	eventPageLatencyMs: number;
 	sendDateHeader: boolean;
+	/** Whether a `run.*` event's `data` names its run (`runId`, `documentId`); the spec does not show what `data` holds. */
+	runEventsNameRun: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -253,6 +255,7 @@ export const DEFAULT_SETTINGS: Settings = {
 	maxOutputBytes: 10 * 1024 * 1024,
 	eventPageLatencyMs: 0,
 	sendDateHeader: true,
+	runEventsNameRun: true,
 };
 
 export interface StoredFile {
@@ -822,9 +825,9 @@ export class Engine {
 		}
 		if (run.parentRunId === null) {
 			const wf = this.workflows.get(run.workflowId);
+			const names = this.settings.runEventsNameRun ? { runId: run.id, documentId: run.documentId } : {};
 			this.emit(run.orgId, wf?.environment ?? 'prod', `run.${run.status}`, t, {
-				runId: run.id,
-				documentId: run.documentId,
+				...names,
 				workflowId: run.workflowId,
 				status: run.status,
 				reference: run.reference,

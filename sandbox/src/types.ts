@@ -491,6 +491,8 @@ export interface SandboxSettings {
 	eventPageLatencyMs?: number;
 	/** Whether answers carry a `Date` header (the API's clock). Default true; the spec does not promise one. */
 	sendDateHeader?: boolean;
+	/** Whether `run.*` events' `data` names the run (`runId`, `documentId`). Default true; false: an API whose events name no run. */
+	runEventsNameRun?: boolean;
 }
 
 export interface SandboxInfo {
