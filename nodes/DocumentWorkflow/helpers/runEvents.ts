@@ -57,22 +57,26 @@ export class RunEventReader {
 		if (this.namesRuns === undefined) this.unconfirmed.push({ runId: runId.toLowerCase(), at: now });
 	}
 
-	/** One read of what was added to the list since the last; `known` tells the runs the watcher waits on or saw end. */
-	async read(ctx: IExecuteFunctions, signal: AbortSignal, known: (runId: string) => boolean): Promise<EventHint> {
+	/**
+	 * One read of what was added to the list since the last; `known` tells the runs the watcher
+	 * waits on or saw end. Undefined when the list could not be read: then nothing is known.
+	 */
+	async read(ctx: IExecuteFunctions, signal: AbortSignal, known: (runId: string) => boolean): Promise<EventHint | undefined> {
 		const hint: EventHint = { named: new Set(), unnamed: 0 };
 		const now = Date.now();
+		let events: IDataObject[];
 		try {
-			const events = this.anchored ? await this.readSince(ctx, signal) : await this.anchor(ctx, signal);
-			for (const event of events) {
-				if (!RUN_EVENT.test(String(event.type))) continue;
-				const runIds = [...idsIn(event.data)].filter(known);
-				for (const runId of runIds) hint.named.add(runId);
-				if (runIds.length === 0) hint.unnamed++;
-			}
-		} catch (error) {
-			if (signal.aborted) throw error;
-			this.unusableUntil = now + RETRY_AFTER_FAILURE_MS;
-			throw error;
+			events = this.anchored ? await this.readSince(ctx, signal) : await this.anchor(ctx, signal);
+		} catch {
+			// No `events:read` scope, say: the waits go on with their own checks only.
+			if (!signal.aborted) this.unusableUntil = now + RETRY_AFTER_FAILURE_MS;
+			return undefined;
+		}
+		for (const event of events) {
+			if (!RUN_EVENT.test(String(event.type))) continue;
+			const runIds = [...idsIn(event.data)].filter(known);
+			for (const runId of runIds) hint.named.add(runId);
+			if (runIds.length === 0) hint.unnamed++;
 		}
 		this.learnNaming(hint, now);
 		return hint;

@@ -270,14 +270,9 @@ export class RunWatcher {
 		const { wait: first } = due[0];
 		const pending = new Set<string>();
 		for (const wait of this.waits) wait.states.forEach((state, key) => !wait.outcomes.has(key) && pending.add(state.runId.toLowerCase()));
-		let hint;
-		try {
-			hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.endedRecently(runId));
-		} catch {
-			hint = undefined; // the list could not be read: each run gets its own check
-		} finally {
-			this.eventReadInFlight = false;
-		}
+		// Unread (undefined), the list tells nothing: each run gets its own check.
+		const hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.endedRecently(runId));
+		this.eventReadInFlight = false;
 		let unnamed = hint && reader.namesRuns !== true ? hint.unnamed : 0;
 		const now = Date.now();
 		for (const { wait, key } of due) {
