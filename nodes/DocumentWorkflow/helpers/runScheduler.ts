@@ -6,11 +6,7 @@
 
 /** Relative precision of a batch: a probe is checked again after about this share of its age. */
 export const PRECISION = 0.04;
-/**
- * Relative precision of a wait on one run: each check is a request for that run alone, and the
- * run's own item waits on it, so it is seen at most this share of its age late (for a 2-minute
- * run about 27 checks from a 1 s start, where 4% would take over a hundred).
- */
+/** Relative precision of a wait on one run: each check is for that run alone, and its item waits on it. */
 export const SINGLE_RUN_PRECISION = 0.2;
 /** Taken off each gap: the check and the output read after it take this long too. */
 const ANSWER_MARGIN_MS = 50;
