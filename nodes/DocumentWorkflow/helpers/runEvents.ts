@@ -66,7 +66,9 @@ export class RunEventReader {
 		const now = Date.now();
 		let events: IDataObject[];
 		try {
-			events = this.anchored ? await this.readSince(ctx, signal) : await this.anchor(ctx, signal);
+			// The first read only finds where the list ends: it tells nothing about the runs due.
+			if (!this.anchored) return await this.anchor(ctx, signal);
+			events = await this.readSince(ctx, signal);
 		} catch {
 			// No `events:read` scope, say: the waits go on with their own checks only.
 			if (!signal.aborted) this.unusableUntil = now + RETRY_AFTER_FAILURE_MS;
@@ -95,12 +97,12 @@ export class RunEventReader {
 	}
 
 	/** The first read: the newest page, whose events are taken as read (at most two requests). */
-	private async anchor(ctx: IExecuteFunctions, signal: AbortSignal): Promise<IDataObject[]> {
+	private async anchor(ctx: IExecuteFunctions, signal: AbortSignal): Promise<undefined> {
 		let page = await this.list(ctx, signal, {});
 		if (page.pages > 1) page = await this.list(ctx, signal, { page: page.pages });
 		this.anchored = true;
 		this.remember(page.data);
-		return [];
+		return undefined;
 	}
 
 	/** Pages by key from an id read `OVERLAP_MS` ago; past `MAX_PAGES`, on to the newest page. */

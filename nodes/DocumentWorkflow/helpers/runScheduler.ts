@@ -181,6 +181,33 @@ export class RunScheduler {
 		run.pinnedAt = at;
 	}
 
+	/** The runs not being checked now. */
+	idleKeys(): number[] {
+		return [...this.runs.values()].filter((run) => !run.checking).map((run) => run.key);
+	}
+
+	/** How old the run is at `now`, as the schedule counts its age. */
+	ageOf(key: number, now: number): number {
+		return now - (this.runs.get(key)?.submittedAt ?? now);
+	}
+
+	/** A look at the run told nothing: it is scheduled as before. */
+	release(key: number): void {
+		const run = this.runs.get(key);
+		if (run) run.checking = false;
+	}
+
+	/** Whether the caller decided the run's next check (`pin`, `checkBy`): that check is not replaced by a look. */
+	isPinned(key: number): boolean {
+		return this.runs.get(key)?.pinnedAt !== undefined;
+	}
+
+	/** The run is checked at `at` at the latest, unless a check of it is under way (an event named it as ended). */
+	checkBy(key: number, at: number): void {
+		const run = this.runs.get(key);
+		if (run && !run.checking) run.pinnedAt = Math.min(run.pinnedAt ?? Infinity, at);
+	}
+
 	/** Makes sure the run is checked no later than `at` (e.g. its time limit). */
 	notLaterThan(key: number, at: number): void {
 		const run = this.runs.get(key);

@@ -20,11 +20,16 @@ const BUSY_SLICE_MS = 5;
 const IDLE_SLICE_MS = 100;
 /** One read of the event list is worth it when it looks at this many runs or more. */
 const EVENT_READ_MIN_RUNS = 3;
-/** A read of the event list also looks at runs checked before that come due within this share of their gap. */
-const EVENT_PULL_SHARE = 0.5;
+/** Reads of the event list are at least this far apart. */
+const EVENT_READ_GAP_MS = 250;
+/** The share of a run's age between two reads of the event list that look at it: closer while its workflow's run length is not known yet. */
+const LOOK_SHARE_UNKNOWN = 0.1;
+const LOOK_SHARE_KNOWN = 0.2;
 /** Run lengths remembered per workflow, and workflows per API key. */
 const LENGTHS_KEPT = 32;
 const WORKFLOWS_KEPT = 200;
+/** How long a run event that named no run counts as an ended run to find. */
+const UNEXPLAINED_MS = 10_000;
 /** API keys whose knowledge is kept in this process. */
 const KEYS_KEPT = 100;
 
@@ -34,6 +39,8 @@ class Knowledge {
 	private readonly lengths = new Map<string, number[]>();
 	/** Runs seen final in the last minutes: an event naming one shows that events name runs. */
 	private readonly recentlyFinal = new Map<string, number>();
+	/** When run events that named no run were read, not yet matched by a run seen final: runs that ended, not yet found. */
+	private unexplainedAt: number[] = [];
 
 	learn(state: RunState, now: number): void {
 		const run = state.lastRun ?? {};
@@ -45,15 +52,31 @@ class Knowledge {
 		this.lengths.set(workflowId, lengths.slice(-LENGTHS_KEPT));
 		if (this.lengths.size > WORKFLOWS_KEPT) this.lengths.delete(this.lengths.keys().next().value!);
 		const runId = state.runId.toLowerCase();
+		this.unexplainedAt.shift();
 		this.events.seenFinal(runId, now);
 		this.recentlyFinal.set(runId, now);
 		for (const [id, at] of this.recentlyFinal) if (at < now - 120_000 || this.recentlyFinal.size > 5_000) this.recentlyFinal.delete(id);
 	}
 
-	/** A little past the shortest run of this workflow seen so far: no run of it is checked sooner. */
+	/**
+	 * A little past the shortest run of this workflow seen so far: no run of it is checked
+	 * sooner. Where events name their runs, past the longest: the event list tells of the others.
+	 */
 	firstCheckAge(workflowId: string | undefined): number | undefined {
 		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
-		return lengths ? Math.min(...lengths) * 1.04 + 150 : undefined;
+		if (!lengths) return undefined;
+		return (this.events.namesRuns === true ? Math.max(...lengths) : Math.min(...lengths)) * 1.04 + 150;
+	}
+
+	/**
+	 * Ended runs to find: each run event read that named no run counts until a run is seen final,
+	 * or for `UNEXPLAINED_MS` (its run may have been seen final before its event was read).
+	 */
+	unexplained(now: number, unnamed: number, cap: number): number {
+		this.unexplainedAt = this.unexplainedAt.filter((at) => at > now - UNEXPLAINED_MS);
+		for (let i = 0; i < unnamed; i++) this.unexplainedAt.push(now);
+		this.unexplainedAt.splice(0, Math.max(0, this.unexplainedAt.length - cap));
+		return this.unexplainedAt.length;
 	}
 
 	endedRecently(runId: string): boolean {
@@ -71,6 +94,8 @@ class Wait {
 	readonly done: Promise<void>;
 	inFlight = 0;
 	failure?: Error;
+	/** Share of a run's age between two reads of the event list that look at it. */
+	readonly lookShare: number;
 	private settled = false;
 	private settle!: () => void;
 	/** Runs waited on by id: when each started, by the API's clock (see `learnStart`). */
@@ -88,6 +113,8 @@ class Wait {
 		this.executionSignal = cancelSignalOf(ctx);
 		this.signal = this.executionSignal ? AbortSignal.any([this.over.signal, this.executionSignal]) : this.over.signal;
 		this.done = new Promise((resolve) => (this.settle = resolve));
+		const known = states.every((state) => knowledge.firstCheckAge(state.target.workflowId) !== undefined);
+		this.lookShare = known ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
 		this.scheduler = new RunScheduler(
 			states.map((state, key) => ({ key, submittedAt: state.submittedAt, firstCheckAge: knowledge.firstCheckAge(state.target.workflowId) })),
 			{
@@ -112,10 +139,11 @@ class Wait {
 		return (this.settled = true);
 	}
 
-	/** Whether an event read may look at this run instead of a check (not while it answers 404 or nears its limit). */
+	/** Whether an event read may look at this run instead of a check (not while it answers 404, nears its limit, or is to be checked). */
 	lookable(key: number, now: number): boolean {
 		const state = this.states[key];
-		return state.notFoundSince === undefined && state.lastRun !== undefined && (state.deadline === undefined || state.deadline > now + 1000);
+		if (this.scheduler.isPinned(key) || state.notFoundSince !== undefined) return false;
+		return state.deadline === undefined || state.deadline > now + 1000;
 	}
 
 	async check(key: number): Promise<void> {
@@ -174,6 +202,7 @@ export class RunWatcher {
 	private readonly waits = new Set<Wait>();
 	private running = false;
 	private eventReadInFlight = false;
+	private lastEventReadAt = 0;
 
 	constructor(
 		private readonly scope: string,
@@ -243,46 +272,63 @@ export class RunWatcher {
 	}
 
 	/**
-	 * When several runs are due, one read of the event list looks at all of them: a run it
-	 * names as ended is checked, and so are as many others as it shows run events naming no
-	 * run we know (while this API's events are not known to name runs); the rest were looked at.
+	 * While three or more runs wait, the event list is read
+	 * every `lookShare` of the youngest one's age: one read looks at all of them. A run it names
+	 * as ended is checked. A read that shows no run ended is a look at every run: none is
+	 * checked before its next gap. Run events that name no run we know, not yet matched by
+	 * runs seen final, are ended runs to find: as many runs are checked, oldest first.
 	 */
 	private lookAtEvents(now: number): void {
 		const reader = this.knowledge.events;
 		if (this.eventReadInFlight || !reader.usable(now) || this.inFlight >= this.concurrency) return;
-		const due: Array<{ wait: Wait; key: number; at: number }> = [];
+		const looked: Array<{ wait: Wait; key: number; age: number }> = [];
+		let nextReadAt = Infinity;
 		for (const wait of this.waits) {
 			if (wait.failure) continue;
-			for (const entry of wait.scheduler.dueBy(now, EVENT_PULL_SHARE)) if (wait.lookable(entry.key, now)) due.push({ wait, ...entry });
+			for (const key of wait.scheduler.idleKeys()) {
+				if (!wait.lookable(key, now)) continue;
+				const age = wait.scheduler.ageOf(key, now);
+				looked.push({ wait, key, age });
+				nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + Math.max(EVENT_READ_GAP_MS, wait.lookShare * age));
+			}
 		}
-		if (due.length < EVENT_READ_MIN_RUNS || !due.some((entry) => entry.at <= now)) return;
-		due.sort((a, b) => a.at - b.at);
-		for (const { wait, key } of due) {
+		if (looked.length < EVENT_READ_MIN_RUNS || now < nextReadAt) return;
+		looked.sort((a, b) => b.age - a.age);
+		for (const { wait, key } of looked) {
 			wait.scheduler.take([key], now);
 			wait.inFlight++;
 		}
 		this.eventReadInFlight = true;
-		void this.readEvents(due);
+		this.lastEventReadAt = now;
+		void this.readEvents(looked);
 	}
 
-	private async readEvents(due: Array<{ wait: Wait; key: number }>): Promise<void> {
+	private async readEvents(looked: Array<{ wait: Wait; key: number }>): Promise<void> {
 		const reader = this.knowledge.events;
-		const { wait: first } = due[0];
+		const { wait: first } = looked[0];
 		const pending = new Set<string>();
 		for (const wait of this.waits) wait.states.forEach((state, key) => !wait.outcomes.has(key) && pending.add(state.runId.toLowerCase()));
-		// Unread (undefined), the list tells nothing: each run gets its own check.
+		// Unread (undefined), the list tells nothing: every run keeps its own schedule.
 		const hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.endedRecently(runId));
 		this.eventReadInFlight = false;
-		let unnamed = hint && reader.namesRuns !== true ? hint.unnamed : 0;
 		const now = Date.now();
-		for (const { wait, key } of due) {
-			let check = !hint || hint.named.has(wait.states[key].runId.toLowerCase());
-			if (!check && unnamed > 0) check = unnamed-- > 0;
-			if (check && !wait.failure) {
+		const unexplained = hint && reader.namesRuns !== true ? this.knowledge.unexplained(now, hint.unnamed, pending.size) : 0;
+		let guesses = unexplained;
+		// A run named as ended that is being checked already, or was not looked at, is checked next.
+		for (const wait of this.waits) {
+			wait.states.forEach((state, key) => {
+				if (hint?.named.has(state.runId.toLowerCase()) && !looked.some((entry) => entry.wait === wait && entry.key === key)) wait.scheduler.checkBy(key, now);
+			});
+		}
+		for (const { wait, key } of looked) {
+			const named = hint?.named.has(wait.states[key].runId.toLowerCase()) === true;
+			if (!wait.failure && (named || (hint && guesses-- > 0))) {
 				void wait.check(key);
 				continue;
 			}
-			wait.scheduler.reportPending(key, now);
+			// A run never read yet keeps its first check: its id may never answer (a run that never started).
+			if (hint && unexplained === 0 && wait.states[key].lastRun !== undefined) wait.scheduler.reportPending(key, now);
+			else wait.scheduler.release(key);
 			wait.inFlight--;
 		}
 	}
