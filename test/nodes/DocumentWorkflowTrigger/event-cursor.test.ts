@@ -5,6 +5,7 @@ import {
 	emptyCursorState,
 	frontier,
 	isFinal,
+	knownAfter,
 	loadCursorState,
 	recordRead,
 	remember,
@@ -34,7 +35,7 @@ describe('a read and settle', () => {
 		// threshold = T + 8 min - 1 s - 5 min = T + 2:59 → T + 1 min is the newest before it.
 		expect(next.after).toBe(read[1].id);
 		expect(Object.keys(next.seen).sort()).toEqual([read[2].id, read[3].id, read[4].id].sort());
-		expect(next.spans).toEqual([{ to: read[4].id, toCreatedOnMs: T + 8 * MINUTE, readAtMs: T + 8 * MINUTE - 1000 }]);
+		expect(next.spans).toEqual([{ to: read[4].id, toCreatedOnMs: T + 8 * MINUTE, readAtMs: T + 8 * MINUTE - 1000, n: 3 }]);
 		expect(alreadySeen(next, read[0].id, overlapMs)).toBe(true);
 		expect(alreadySeen(next, read[3].id, overlapMs)).toBe(true);
 		// A late event inside the young span is new.
@@ -107,8 +108,11 @@ describe('a burst larger than one poll can read', () => {
 		let state = poll(emptyCursorState(null), null, chunk(0), T + MINUTE);
 		state = poll(state, state.after, chunk(0).slice(0, 400), T + 2 * MINUTE);
 		expect(state.spans).toHaveLength(2);
-		expect(state.spans![0]).toEqual({ to: chunk(0)[399].id, toCreatedOnMs: chunk(0)[399].createdOnMs, readAtMs: T + 2 * MINUTE });
+		expect(state.spans![0]).toEqual({ to: chunk(0)[399].id, toCreatedOnMs: chunk(0)[399].createdOnMs, readAtMs: T + 2 * MINUTE, n: 400 });
 		expect(state.spans![1].readAtMs).toBe(T + MINUTE);
+		// The rest of the old span: how many events it holds is no longer known, so no count can stand for reading it.
+		expect(state.spans![1].n).toBeNaN();
+		expect(knownAfter(state, state.after)).toBeNaN();
 		expect(Object.keys(state.seen)).toHaveLength(1000);
 	});
 });
@@ -131,7 +135,7 @@ describe('static data', () => {
 	test('a state saved before spans existed becomes one young span over its remembered ids', () => {
 		const old = { v: 1, after: ev(T).id, afterCreatedOnMs: T, horizonMs: T + 6 * MINUTE, seen: { [ev(T + 2 * MINUTE).id]: T + 2 * MINUTE, [ev(T + 4 * MINUTE).id]: T + 4 * MINUTE } };
 		const state = loadCursorState({ [CURSOR_KEY]: old })!;
-		expect(state.spans).toEqual([{ to: ev(T + 4 * MINUTE).id, toCreatedOnMs: T + 4 * MINUTE, readAtMs: T + 6 * MINUTE }]);
+		expect(state.spans).toEqual([{ to: ev(T + 4 * MINUTE).id, toCreatedOnMs: T + 4 * MINUTE, readAtMs: T + 6 * MINUTE, n: NaN }]);
 		expect(alreadySeen(state, ev(T + 2 * MINUTE).id, overlapMs)).toBe(true);
 		expect(alreadySeen(state, ev(T + 3 * MINUTE).id, overlapMs)).toBe(false);
 	});
