@@ -303,20 +303,22 @@ export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettin
 
 	const reading: PollReading = { reads: [], emit: [], emitted: [], pagesRead: 0, reachedEnd: false, stoppedForBudget: false, remaining: 0, tail: 0 };
 	const newest = frontier(state);
+	// Young stretches that fit in one page: one request from `after` reads them and what is new.
+	const oneRead = newest === state.after || (!state.behind && knownAfter(state, state.after) < PAGE_SIZE);
 	let caughtUp = false;
 	let known = NaN;
-	if (newest !== state.after) {
+	if (!oneRead) {
 		await readForward(ctx, settings, state, newest, deadlines, reading);
 		caughtUp = reading.reachedEnd;
-		// What the API should count after `after` if no late event came: the spans' events, the new ones, and any listed since.
+		// What the API should count after the re-read's start if no late event came: the spans' events, the new ones, and any listed since.
 		known = knownAfter(state, state.resume ?? state.after) + reading.reads[0].read.length + reading.tail;
 	}
 	const frontierReads = reading.reads.length;
-	const rereadFrom = state.resume ?? state.after;
+	const rereadFrom = oneRead ? state.after : (state.resume ?? state.after);
 	if (!reading.failure && !reading.stoppedForBudget) {
 		reading.reachedEnd = false;
 		await readForward(ctx, settings, state, rereadFrom, deadlines, reading, known);
-		if (newest === state.after) caughtUp = reading.reachedEnd;
+		if (oneRead) caughtUp = reading.reachedEnd;
 	}
 	const { failure } = reading;
 	if (failure && reading.emit.length === 0) throw failure; // nothing to hand over: the state stays as saved
