@@ -6,12 +6,15 @@ import {
 	frontier,
 	isFinal,
 	knownAfter,
+	loadCursorCopy,
 	loadCursorState,
 	recordRead,
 	remember,
 	settle,
 	skipFinal,
+	storeCursorCopy,
 	storeCursorState,
+	verifyRead,
 } from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
 import type { CursorEvent, EventCursorState } from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
 
@@ -138,5 +141,35 @@ describe('static data', () => {
 		expect(state.spans).toEqual([{ to: ev(T + 4 * MINUTE).id, toCreatedOnMs: T + 4 * MINUTE, readAtMs: T + 6 * MINUTE, n: NaN }]);
 		expect(alreadySeen(state, ev(T + 2 * MINUTE).id, overlapMs)).toBe(true);
 		expect(alreadySeen(state, ev(T + 3 * MINUTE).id, overlapMs)).toBe(false);
+	});
+});
+
+describe('counts and the copy by node id', () => {
+	test('knownAfter sums the spans\' counts from a boundary; verifyRead takes a matching count for a read of those spans at that time', () => {
+		let state = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE), ev(T + 2 * MINUTE)], T + 2 * MINUTE + 1000);
+		state = poll(state, frontier(state), [ev(T + 3 * MINUTE), ev(T + 4 * MINUTE)], T + 4 * MINUTE + 1000);
+		expect(knownAfter(state, state.after)).toBe(5);
+		expect(knownAfter(state, state.spans![0].to)).toBe(2);
+		// Not a boundary: no count can stand for it.
+		expect(knownAfter(state, ev(T + MINUTE / 2).id)).toBeNaN();
+		// Verified 6 minutes after the newest event: every span is final at once, and settles away.
+		const verified = settle(verifyRead(state, state.after, T + 10 * MINUTE), overlapMs);
+		expect(verified.spans).toEqual([]);
+		expect(verified.after).toBe(ev(T + 4 * MINUTE).id);
+		expect(verified.seen).toEqual({});
+		// An earlier time never lowers what a span's read already established.
+		expect(verifyRead(state, state.after, T).spans).toEqual(state.spans);
+	});
+
+	test('the copy in the global static data round-trips per node id and leaves other nodes\' copies alone', () => {
+		const global: Record<string, unknown> = {};
+		const a = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE)], T + MINUTE);
+		const b = poll(emptyCursorState(null), null, [ev(T + 5 * MINUTE)], T + 5 * MINUTE);
+		storeCursorCopy(global, 'node-a', a);
+		storeCursorCopy(global, 'node-b', b);
+		expect(loadCursorCopy(global, 'node-a')).toEqual(a);
+		expect(loadCursorCopy(global, 'node-b')).toEqual(b);
+		expect(loadCursorCopy(global, 'node-c')).toBeUndefined();
+		expect(loadCursorCopy({}, 'node-a')).toBeUndefined();
 	});
 });
