@@ -1,18 +1,23 @@
 /**
  * The trigger's benchmark: requests per idle poll, a poll with 1,000 new events, the first
- * activation over 50,000 events, static data after 24 hours of polling, and bursts larger
- * than one poll can read (polls to catch up, memory and static data during and after).
+ * activation over 50,000 events, static data after 24 hours of polling, bursts larger
+ * than one poll can read (polls to catch up, memory and static data during and after), a
+ * Start From: Oldest read of 50,000 events while the oldest expire, and a burst from an API
+ * without a `Date` header (reads per poll until caught up, then per idle poll).
+ *
+ * Rows can be run alone with jest's name filter, e.g.
+ * `node --expose-gc ./node_modules/jest/bin/jest.js -c bench/jest.bench.config.js bench/trigger.bench.ts -t 'Oldest over|without a Date'`
+ * (the results file then holds only those rows: run the whole bench for docs/benchmarks.md).
  *
  * Runs the trigger through n8n-core's PollContext with the static data kept as n8n keeps it
  * (`test/harness/triggerHost.ts`) against the in-process sandbox. Writes
  * `.bench-results/trigger.json` (see BENCH-FORMAT: `scripts/bench/report.js` renders it).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import { startSandbox } from '../sandbox/src';
 import type { EventInput, Sandbox } from '../sandbox/src';
-import { DAY, MINUTE, TriggerHost, burstEvents, compareDelivered } from '../test/harness/triggerHost';
+import { DAY, MINUTE, TriggerHost, burstEvents, compareDelivered, spreadEvents } from '../test/harness/triggerHost';
+import type { Goal, Section } from './results';
+import { writeSuiteResults } from './results';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const BURST = 100_000;
@@ -30,17 +35,6 @@ afterAll(async () => {
 	await sb.stop();
 });
 
-type Row = [string, string];
-interface Section {
-	heading: string;
-	text?: string;
-	table: { columns: string[]; rows: Row[] };
-}
-interface Goal {
-	goal: string;
-	figure: string;
-	met: boolean;
-}
 const sections: Section[] = [];
 const goals: Goal[] = [];
 
@@ -206,10 +200,101 @@ describe('bursts larger than one poll can read', () => {
 	});
 });
 
+test('Start From: Oldest over 50,000 events while the oldest leave the 7-day window during the read', async () => {
+	await sb.control.reset();
+	const now = (await sb.control.getClock()).nowMs;
+	// 25,000 events in the oldest 250 minutes of the window (100 a minute); each page (100 events) moves the sandbox clock 3 minutes on, so they expire faster than they are read.
+	const expiring = await sb.control.createEvents(spreadEvents(25_000, now - 7 * DAY + MINUTE, now - 7 * DAY + 250 * MINUTE), { returnIds: true });
+	const recent = await sb.control.createEvents(spreadEvents(25_000, now - 5 * DAY, now - 10 * MINUTE), { returnIds: true });
+	await sb.control.setSettings({ eventPageClockAdvanceMs: 3 * MINUTE });
+	await sb.control.clearRequests();
+	const host = new TriggerHost(sb, { options: { startFrom: 'oldest' } });
+	const started = Date.now();
+	const activation = await host.activate();
+	if (activation.error) throw activation.error;
+	let polls = 1;
+	for (let quiet = 0; quiet < 2 && polls < 30; polls++) {
+		await sb.control.advanceClock(MINUTE);
+		const result = await host.poll();
+		if (result.error) throw result.error;
+		quiet = result.items ? 0 : quiet + 1;
+	}
+	const elapsed = Date.now() - started;
+	await sb.control.setSettings({ eventPageClockAdvanceMs: 0 });
+	const requests = await eventRequestCount();
+	const check = compareDelivered(host.delivered, recent.ids!.map((id) => ({ id })));
+	const lost = check.lost.length;
+	const repeated = check.duplicates.length;
+	const expiredEmitted = check.unexpected.filter((id) => expiring.ids!.includes(id)).length;
+	const other = check.unexpected.length - expiredEmitted;
+	sections.push({
+		heading: 'Trigger: Start From: Oldest over 50,000 events while the oldest expire',
+		text:
+			'25,000 events in the oldest 250 minutes of the 7-day window and 25,000 recent ones; every page the sandbox answers moves its clock 3 minutes on, ' +
+			'so the old ones leave the window while the trigger reads (each shift moves every later page back). Default settings, n8n 1.x budget (60 s), polls a minute apart until two in a row emit nothing.',
+		table: {
+			columns: ['measure', 'figure'],
+			rows: [
+				['recent events lost / repeated', `${lost} / ${repeated}`],
+				['expiring events emitted before they left (the rest left first)', `${expiredEmitted} of 25,000`],
+				['requests to /events, polls (activation included), time', `${requests}, ${polls}, ${seconds(elapsed)}`],
+			],
+		},
+	});
+	goals.push({ goal: 'trigger Start From: Oldest while events expire: 0 of 25,000 recent events lost', figure: `${lost} lost`, met: lost === 0 });
+	goals.push({ goal: 'trigger Start From: Oldest while events expire: 0 events repeated', figure: `${repeated} repeated${other ? `, ${other} unexpected` : ''}`, met: repeated === 0 && other === 0 });
+});
+
+test('a burst from an API without a Date header: reads per poll until caught up, then per idle poll', async () => {
+	await sb.control.reset();
+	await sb.control.setSettings({ sendDateHeader: false });
+	const budget = DURABLE_BUDGET_MS / SCALE;
+	const host = new TriggerHost(sb, {});
+	await host.activate({ pollBudgetMs: budget });
+	const count = 15_000;
+	const start = (await sb.control.getClock()).nowMs;
+	await sb.control.createEvents(burstEvents(count, start + 1000, MINUTE, { seed: 4 }));
+	// 250 ms a page, scaled down like the bursts above.
+	await sb.control.setSettings({ eventPageLatencyMs: 250 / SCALE });
+	const catchUp: number[] = [];
+	while (host.delivered.length < count && catchUp.length < 30) {
+		await sb.control.advanceClock(MINUTE);
+		const before = await eventRequestCount();
+		const result = await host.poll({ pollBudgetMs: budget });
+		if (result.error) throw result.error;
+		catchUp.push((await eventRequestCount()) - before);
+	}
+	const idle: number[] = [];
+	for (let i = 0; i < 5; i++) {
+		await sb.control.advanceClock(MINUTE);
+		const before = await eventRequestCount();
+		const result = await host.poll({ pollBudgetMs: budget });
+		if (result.error) throw result.error;
+		idle.push((await eventRequestCount()) - before);
+	}
+	await sb.control.setSettings({ eventPageLatencyMs: 0, sendDateHeader: true });
+	const check = compareDelivered(host.delivered, await sb.control.listEvents());
+	const most = Math.max(...idle);
+	sections.push({
+		heading: 'Trigger: a burst of 15,000 events from an API without a Date header',
+		text:
+			`15,000 events within one minute; the API sends no \`Date\` header and takes 250 ms a page; n8n 2.41's durable-cursor budget (36 s); real time scaled down ${SCALE}-fold as above. ` +
+			'Then five quiet minutes, a poll each.',
+		table: {
+			columns: ['measure', 'figure'],
+			rows: [
+				['reads per poll until caught up', catchUp.join(', ')],
+				['reads per idle poll', idle.join(', ')],
+				['events lost / repeated', `${check.lost.length} / ${check.duplicates.length}`],
+			],
+		},
+	});
+	goals.push({ goal: 'trigger without Date: at most 2 reads per idle poll after a burst', figure: `${most} at most`, met: most <= 2 });
+	goals.push({ goal: 'trigger without Date: every event of 15,000 exactly once', figure: `${check.lost.length} lost, ${check.duplicates.length} repeated`, met: check.lost.length === 0 && check.duplicates.length === 0 });
+});
+
 afterAll(() => {
 	const result = { suite: 'trigger', title: 'Trigger: bursts and idle polls', sections, goals };
-	const folder = join(__dirname, '..', '.bench-results');
-	mkdirSync(folder, { recursive: true });
-	writeFileSync(join(folder, 'trigger.json'), JSON.stringify(result, null, 2));
+	writeSuiteResults(result);
 	process.stdout.write(`trigger benchmark: ${JSON.stringify(result, null, 1)}\n`);
 });

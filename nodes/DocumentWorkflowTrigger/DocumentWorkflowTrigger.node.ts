@@ -77,7 +77,7 @@ export class DocumentWorkflowTrigger implements INodeType {
 						],
 						default: 'now',
 						description:
-							'Where the trigger starts the first time the workflow is activated. Later changes take effect only when the trigger starts afresh (e.g. after renaming the node).',
+							'Where the trigger starts the first time the workflow is activated. Later changes take effect only when the trigger starts afresh (a new trigger node; renaming keeps its place).',
 					},
 				],
 			},

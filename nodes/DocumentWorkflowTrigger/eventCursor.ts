@@ -24,6 +24,13 @@
  * - `seen`: the ids emitted (or taken as known at activation) that lie in spans that are
  *   not final, with their `createdOn`. Ids in final spans or at or before `after` can never
  *   be listed by a read again (reads skip final spans), so they are forgotten.
+ * - `spans[i].n`: how many events the API listed in the span when it was read (NaN when
+ *   unknown). Events are only ever added to the list (late commits), never removed inside the
+ *   7-day history, so when the API's `count` after a boundary equals the events known after
+ *   it, no late event has entered any span there: the poll takes that as a read of those
+ *   spans (`verifyRead`) instead of reading them again. A quiet trigger costs two requests.
+ * - `resume`: where the next re-read of the young spans starts, when the last one ran out
+ *   of budget before the frontier (absent: at `after`).
  * - `behind`: set while the trigger is catching up (a poll ran out of budget before the
  *   end of the list); then the next poll reads from the frontier first, so every poll emits
  *   new events, and re-reads the young spans only once it has caught up.
@@ -49,6 +56,8 @@ export interface Span {
 	toCreatedOnMs: number;
 	/** A lower bound of the API's clock when the read that covered this span began. */
 	readAtMs: number;
+	/** How many events the API listed in the span (after the previous boundary, up to `to`) when it was read; NaN when unknown. */
+	n: number;
 }
 
 export interface EventCursorState {
@@ -64,6 +73,8 @@ export interface EventCursorState {
 	seen: Record<string, number>;
 	/** The stretches read after `after`, in id order. */
 	spans?: Span[];
+	/** A span boundary (`to`) where the next re-read of the young spans starts; absent: at `after`. */
+	resume?: string;
 	/** Set while catching up: when it began (API ms) and how many events were still to read then. */
 	behind?: { sinceMs: number; remaining: number };
 	/** `after` id and the first id listed after it, last time `after` was confirmed to be inside the 7-day history. */
@@ -101,7 +112,7 @@ function loadSpans(raw: unknown): Span[] {
 	const spans: Span[] = [];
 	for (const entry of raw) {
 		if (!isObject(entry) || typeof entry.to !== 'string') continue;
-		spans.push({ to: entry.to.toLowerCase(), toCreatedOnMs: numberOrNaN(entry.toCreatedOnMs), readAtMs: numberOrNaN(entry.readAtMs) });
+		spans.push({ to: entry.to.toLowerCase(), toCreatedOnMs: numberOrNaN(entry.toCreatedOnMs), readAtMs: numberOrNaN(entry.readAtMs), n: numberOrNaN(entry.n) });
 	}
 	spans.sort((a, b) => compareIds(a.to, b.to));
 	return spans;
@@ -126,7 +137,7 @@ export function loadCursorState(staticData: Record<string, unknown>): EventCurso
 	if (raw.spans === undefined) {
 		const ids = Object.keys(seen).sort(compareIds);
 		const newest = ids[ids.length - 1];
-		if (newest !== undefined) spans = [{ to: newest, toCreatedOnMs: seen[newest], readAtMs: horizonMs ?? NaN }];
+		if (newest !== undefined) spans = [{ to: newest, toCreatedOnMs: seen[newest], readAtMs: horizonMs ?? NaN, n: NaN }];
 	}
 	const state: EventCursorState = {
 		v: 1,
@@ -136,6 +147,7 @@ export function loadCursorState(staticData: Record<string, unknown>): EventCurso
 		seen,
 		spans,
 	};
+	if (typeof raw.resume === 'string') state.resume = raw.resume.toLowerCase();
 	if (isObject(raw.behind) && typeof raw.behind.sinceMs === 'number') {
 		state.behind = { sinceMs: raw.behind.sinceMs, remaining: Number(raw.behind.remaining) || 0 };
 	}
@@ -151,6 +163,27 @@ export function loadCursorState(staticData: Record<string, unknown>): EventCurso
 /** Writes the state into the node's static data (one top-level assignment, so n8n notices the change). */
 export function storeCursorState(staticData: Record<string, unknown>, state: EventCursorState): void {
 	staticData[CURSOR_KEY] = JSON.parse(JSON.stringify(state)) as unknown;
+}
+
+/**
+ * Where each trigger node keeps a copy of its state in the workflow's *global* static data,
+ * by node id. n8n keeps a node's static data under the node's name, so renaming the trigger
+ * of an active workflow leaves it without state; the copy, which n8n saves together with the
+ * node's static data, carries the cursor over to the new name (see docs/polling-trigger.md).
+ */
+export const COPIES_KEY = 'documentWorkflowTriggerCursors';
+
+/** The copy of the node's state kept in the global static data, or undefined. */
+export function loadCursorCopy(globalData: Record<string, unknown>, nodeId: string): EventCursorState | undefined {
+	const copies = globalData[COPIES_KEY];
+	if (!isObject(copies)) return undefined;
+	return loadCursorState({ [CURSOR_KEY]: copies[nodeId] });
+}
+
+/** Writes the copy (one top-level assignment, so n8n notices the change). */
+export function storeCursorCopy(globalData: Record<string, unknown>, nodeId: string, state: EventCursorState): void {
+	const copies = isObject(globalData[COPIES_KEY]) ? (globalData[COPIES_KEY] as Record<string, unknown>) : {};
+	globalData[COPIES_KEY] = JSON.parse(JSON.stringify({ ...copies, [nodeId]: state })) as unknown;
 }
 
 /** A state with nothing read: the next poll reads everything after `after` (or everything, with null). */
@@ -220,13 +253,54 @@ export function recordRead(state: EventCursorState, record: ReadRecord, overlapM
 	if (!newest) return next;
 	const threshold = record.readAtMs - overlapMs;
 	let split: CursorEvent | undefined;
-	for (const event of read) if (Number.isFinite(event.createdOnMs) && event.createdOnMs < threshold) split = event;
+	let splitIndex = -1;
+	read.forEach((event, index) => {
+		if (Number.isFinite(event.createdOnMs) && event.createdOnMs < threshold) {
+			split = event;
+			splitIndex = index;
+		}
+	});
 	const covered: Span[] = [];
-	if (split && split.id !== newest.id) covered.push({ to: split.id, toCreatedOnMs: split.createdOnMs, readAtMs: record.readAtMs });
-	covered.push({ to: newest.id, toCreatedOnMs: newest.createdOnMs, readAtMs: record.readAtMs });
-	const kept = next.spans!.filter((span) => !(isAfter(span.to, record.from) && compareIds(span.to, newest.id) <= 0));
+	if (split && split.id !== newest.id) covered.push({ to: split.id, toCreatedOnMs: split.createdOnMs, readAtMs: record.readAtMs, n: splitIndex + 1 });
+	covered.push({ to: newest.id, toCreatedOnMs: newest.createdOnMs, readAtMs: record.readAtMs, n: covered.length > 0 ? read.length - splitIndex - 1 : read.length });
+	const old = next.spans!;
+	const kept = old.filter((span) => !(isAfter(span.to, record.from) && compareIds(span.to, newest.id) <= 0));
+	// The span the read ended inside now starts at the read's newest id: how many events it holds is no longer known.
+	const cut = old.findIndex((span) => compareIds(span.to, newest.id) > 0);
+	const cutStart = cut > 0 ? old[cut - 1].to : state.after;
+	if (cut >= 0 && (cutStart === null || compareIds(cutStart, newest.id) !== 0)) {
+		const index = kept.indexOf(old[cut]);
+		kept[index] = { ...old[cut], n: NaN };
+	}
 	next.spans = [...kept, ...covered].sort((a, b) => compareIds(a.to, b.to));
 	return next;
+}
+
+/**
+ * How many events the API should list after `from` (`after` or a span boundary) if nothing
+ * entered the spans since they were read: the sum of their counts; NaN when one is unknown
+ * or `from` is not a boundary.
+ */
+export function knownAfter(state: EventCursorState, from: string | null): number {
+	const spans = state.spans ?? [];
+	if (from !== state.after && !spans.some((span) => span.to === from)) return NaN;
+	let known = 0;
+	for (const span of spans) if (isAfter(span.to, from)) known += span.n;
+	return known;
+}
+
+/**
+ * Takes a count that matched `knownAfter(from)` as a read of every span after `from`: each
+ * held exactly the events known in it at API time `readAtMs` (counts only grow), so nothing
+ * created before `readAtMs` − overlap can still appear in it.
+ */
+export function verifyRead(state: EventCursorState, from: string | null, readAtMs: number): EventCursorState {
+	if (!Number.isFinite(readAtMs)) return state;
+	const spans = (state.spans ?? []).map((span) =>
+		isAfter(span.to, from) && !(span.readAtMs >= readAtMs) ? { ...span, readAtMs } : span,
+	);
+	const horizonMs = state.horizonMs === null ? readAtMs : Math.max(state.horizonMs, readAtMs);
+	return { ...state, spans, horizonMs };
 }
 
 function isAfter(id: string, from: string | null): boolean {
@@ -257,7 +331,7 @@ export function settle(state: EventCursorState, overlapMs: number): EventCursorS
 			continue;
 		}
 		const previous = spans[spans.length - 1];
-		if (final && previous && isFinal(previous, overlapMs)) spans[spans.length - 1] = span;
+		if (final && previous && isFinal(previous, overlapMs)) spans[spans.length - 1] = { ...span, n: previous.n + span.n };
 		else spans.push(span);
 	}
 	const seen: Record<string, number> = {};
@@ -269,5 +343,6 @@ export function settle(state: EventCursorState, overlapMs: number): EventCursorS
 	}
 	const next: EventCursorState = { ...state, after, afterCreatedOnMs, seen, spans };
 	if (state.checked && state.checked.after !== after) delete next.checked;
+	if (next.resume !== undefined && !spans.some((span) => span.to === next.resume && !isFinal(span, overlapMs))) delete next.resume;
 	return next;
 }

@@ -16,12 +16,16 @@ import {
 	compareIds,
 	emptyCursorState,
 	frontier,
+	knownAfter,
+	loadCursorCopy,
 	loadCursorState,
 	recordRead,
 	remember,
 	settle,
 	skipFinal,
+	storeCursorCopy,
 	storeCursorState,
+	verifyRead,
 } from './eventCursor';
 import { freshStartLookBackMs, isScheduledFreshStart } from './pollInterval';
 import type { Deadlines, Envelope } from './eventList';
@@ -53,7 +57,7 @@ async function startFromNow(ctx: IPollFunctions, settings: TriggerSettings, stat
 		const readAtMs = Number.isFinite(envelope.apiTimeMs) ? envelope.apiTimeMs : newestCreatedOn(baseline) - (Date.now() - deadlines.start);
 		state = settle(remember(recordRead(state, { from: oldest.id, read: rest, readAtMs }, settings.overlapMs), rest), settings.overlapMs);
 	}
-	storeCursorState(staticData, state);
+	store(ctx, staticData, state);
 	return null;
 }
 
@@ -164,13 +168,24 @@ interface PollReading {
 	stoppedForBudget: boolean;
 	/** Events still listed after the last page read, when the poll stopped for its budget (the envelope's `count`). */
 	remaining: number;
+	/** Events listed after the newest id read, as the last page of the read that reached the end said (normally 0). */
+	tail: number;
+	/** Set when the API's count after this boundary matched the events known after it: no span there needs reading. */
+	verifiedFrom?: string | null;
 	failure?: Error;
 }
 
 /**
- * Reads from `from` page by page until the end of the list, the read deadline or an
- * error, jumping over stretches the cursor knows to be final, and collects the events not
- * emitted before.
+ * Reads from `from` until the end of the list, the read deadline or an error, jumping over
+ * stretches the cursor knows to be final, and collects the events not emitted before.
+ *
+ * Pages by key: every request asks for page 1 `after` the newest id read so far, so events
+ * that leave the 7-day history while the read runs (which moves every later page back) or
+ * late events (which move them on) can neither hide an event nor list it twice.
+ *
+ * With `known` (the events the cursor knows after `from`, plus those just listed after the
+ * frontier), the first answer's `count` may show that nothing entered those spans: then the
+ * read stops there, as if it had read them all (`verifiedFrom`).
  */
 async function readForward(
 	ctx: IPollFunctions,
@@ -179,10 +194,11 @@ async function readForward(
 	from: string | null,
 	deadlines: Deadlines,
 	reading: PollReading,
+	known = NaN,
 ): Promise<void> {
 	const emittedIds = new Set(reading.emitted.map((event) => event.id));
 	let read: (typeof reading.reads)[number] = { from, read: [], readAtMs: NaN, startedAt: Date.now() };
-	let page = 1;
+	let after = from;
 	const readIds = new Set<string>();
 	try {
 		for (;;) {
@@ -192,68 +208,117 @@ async function readForward(
 			}
 			let envelope: Envelope;
 			try {
-				envelope = await listEvents(ctx, pageQuery(settings, page, read.from), deadlines);
+				envelope = await listEvents(ctx, pageQuery(settings, 1, after), deadlines);
 			} catch (error) {
 				reading.failure = error as Error;
 				break;
 			}
 			reading.pagesRead++;
-			if (page === 1) read.readAtMs = envelope.apiTimeMs;
+			const firstPage = after === read.from;
+			if (firstPage) read.readAtMs = envelope.apiTimeMs;
+			const events = validEvents(ctx, envelope.data);
+			if (firstPage && read.from === state.after && reading.firstAfter === undefined && events.length > 0) reading.firstAfter = toCursorEvent(events[0]);
+			if (firstPage && envelope.count === known) {
+				reading.verifiedFrom = read.from;
+				reading.reachedEnd = true;
+				reading.remaining = 0;
+				break;
+			}
 			let lastId: string | undefined;
-			for (const event of validEvents(ctx, envelope.data)) {
+			for (const event of events) {
 				const cursorEvent = toCursorEvent(event);
-				lastId = cursorEvent.id;
-				if (readIds.has(cursorEvent.id)) continue; // moved to the next page by a late event
+				if (lastId === undefined || compareIds(cursorEvent.id, lastId) > 0) lastId = cursorEvent.id;
+				if (readIds.has(cursorEvent.id)) continue;
 				readIds.add(cursorEvent.id);
 				read.read.push(cursorEvent);
-				if (read.from === state.after && page === 1 && reading.firstAfter === undefined) reading.firstAfter = cursorEvent;
 				if (emittedIds.has(cursorEvent.id) || alreadySeen(state, cursorEvent.id, settings.overlapMs) || !matches(settings, event)) continue;
 				emittedIds.add(cursorEvent.id);
 				reading.emit.push(event);
 				reading.emitted.push(cursorEvent);
 			}
-			reading.remaining = Math.max(0, envelope.count - page * PAGE_SIZE);
-			if (envelope.data.length < PAGE_SIZE || page >= envelope.pages) {
+			reading.remaining = Math.max(0, envelope.count - envelope.data.length);
+			if (envelope.data.length < PAGE_SIZE || envelope.pages <= 1 || lastId === undefined) {
 				reading.reachedEnd = true;
+				reading.tail = reading.remaining;
 				reading.remaining = 0;
 				break;
 			}
-			const jumpTo = lastId === undefined ? undefined : skipFinal(state, lastId, settings.overlapMs);
+			const jumpTo = skipFinal(state, lastId, settings.overlapMs);
 			if (jumpTo !== undefined) {
 				reading.reads.push(read);
 				read = { from: jumpTo, read: [], readAtMs: NaN, startedAt: Date.now() };
 				readIds.clear();
-				page = 1;
-			} else page++;
+				after = jumpTo;
+			} else after = lastId;
 		}
 	} finally {
 		reading.reads.push(read);
 	}
 }
 
+/** The node's id, under which the global copy of its state is kept; undefined where n8n gives none. */
+function nodeIdOf(ctx: IPollFunctions): string | undefined {
+	const id = ctx.getNode().id;
+	return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+/** Saves the state in the node's static data and its copy (by node id) in the workflow's global static data. */
+function store(ctx: IPollFunctions, staticData: IDataObject, state: EventCursorState): void {
+	storeCursorState(staticData, state);
+	const nodeId = nodeIdOf(ctx);
+	if (nodeId !== undefined) storeCursorCopy(ctx.getWorkflowStaticData('global'), nodeId, state);
+}
+
 /**
- * A regular poll. While catching up (the last poll stopped before the end of the list) it
- * reads from the newest id read so far first, so every poll emits events it has not
- * emitted before; once at the end, it reads again from `after` (the overlap read), over
- * the stretches that late events can still enter, skipping those that are final. New
- * events come out oldest first.
+ * The saved state: the node's own, or else the copy kept by node id, which a renamed
+ * trigger finds (n8n keeps node static data under the node's name). Undefined when the node
+ * has never polled, or (n8n 2.41's durable cursors) its first scheduled poll finds neither.
+ */
+function loadState(ctx: IPollFunctions, staticData: IDataObject): EventCursorState | undefined {
+	const own = loadCursorState(staticData);
+	if (own) return own;
+	const nodeId = nodeIdOf(ctx);
+	const copy = nodeId === undefined ? undefined : loadCursorCopy(ctx.getWorkflowStaticData('global'), nodeId);
+	if (copy) ctx.logger?.debug(`Document Workflow Trigger "${ctx.getNode().name}": continuing from the cursor saved under the node's id (the node was renamed)`);
+	return copy;
+}
+
+/**
+ * A regular poll. It reads from the newest id read so far (the frontier) first, so every
+ * poll emits events it has not emitted before even while catching up. Once at the end, it
+ * goes over the young stretches again (from `after`, or where the last such re-read ran out
+ * of budget), over which late events can still enter, skipping those that are final; one
+ * request does that when the API's count shows nothing entered them. New events come out
+ * oldest first.
  */
 export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettings): Promise<INodeExecutionData[][] | null> {
 	const staticData = ctx.getWorkflowStaticData('node');
 	const deadlines = deadlinesFor(ctx);
-	let state = loadCursorState(staticData);
+	let state = loadState(ctx, staticData);
 	if (!state) {
 		if (settings.startFrom === 'now' && !isScheduledFreshStart(ctx)) return await startFromNow(ctx, settings, staticData);
 		state = settings.startFrom === 'now' ? await startBefore(ctx, settings, freshStartLookBackMs(ctx), deadlines) : emptyCursorState(null);
 	}
 	state = settle(state, settings.overlapMs);
 
-	const reading: PollReading = { reads: [], emit: [], emitted: [], pagesRead: 0, reachedEnd: false, stoppedForBudget: false, remaining: 0 };
+	const reading: PollReading = { reads: [], emit: [], emitted: [], pagesRead: 0, reachedEnd: false, stoppedForBudget: false, remaining: 0, tail: 0 };
 	const newest = frontier(state);
-	if (state.behind && newest !== state.after) await readForward(ctx, settings, state, newest, deadlines, reading);
+	// Young stretches that fit in one page: one request from `after` reads them and what is new.
+	const oneRead = newest === state.after || (!state.behind && knownAfter(state, state.after) < PAGE_SIZE);
+	let caughtUp = false;
+	let known = NaN;
+	if (!oneRead) {
+		await readForward(ctx, settings, state, newest, deadlines, reading);
+		caughtUp = reading.reachedEnd;
+		// What the API should count after the re-read's start if no late event came: the spans' events, the new ones, and any listed since.
+		known = knownAfter(state, state.resume ?? state.after) + reading.reads[0].read.length + reading.tail;
+	}
+	const frontierReads = reading.reads.length;
+	const rereadFrom = oneRead ? state.after : (state.resume ?? state.after);
 	if (!reading.failure && !reading.stoppedForBudget) {
 		reading.reachedEnd = false;
-		await readForward(ctx, settings, state, state.after, deadlines, reading);
+		await readForward(ctx, settings, state, rereadFrom, deadlines, reading, known);
+		if (oneRead) caughtUp = reading.reachedEnd;
 	}
 	const { failure } = reading;
 	if (failure && reading.emit.length === 0) throw failure; // nothing to hand over: the state stays as saved
@@ -264,18 +329,30 @@ export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettin
 	const previous = state;
 	const fallbackMs = newestCreatedOn(reading.reads.flatMap((read) => read.read));
 	let next = remember(state, reading.emitted);
+	let verifiedAtMs = NaN;
 	for (const read of reading.reads) {
 		// Without a `Date` header: the newest event read was created before the API answered, less the time since this read began.
 		let readAtMs = read.readAtMs;
 		if (!Number.isFinite(readAtMs)) readAtMs = Math.max(previous.horizonMs ?? -Infinity, fallbackMs - (Date.now() - read.startedAt));
-		next = recordRead(next, { ...read, readAtMs: Number.isFinite(readAtMs) ? readAtMs : NaN }, settings.overlapMs);
+		if (!Number.isFinite(readAtMs)) readAtMs = NaN;
+		next = recordRead(next, { ...read, readAtMs }, settings.overlapMs);
+		if (read === reading.reads[reading.reads.length - 1]) verifiedAtMs = readAtMs;
 	}
+	// The count matched when the last request was answered: every span after that boundary held exactly its known events then.
+	if (reading.verifiedFrom !== undefined) next = verifyRead(next, reading.verifiedFrom, verifiedAtMs);
+	// A re-read that ran out of budget before the old frontier: the next one goes on from the newest id it read.
+	let rereadNewest: string | undefined;
+	for (const read of reading.reads.slice(frontierReads)) {
+		for (const event of read.read) if (rereadNewest === undefined || compareIds(event.id, rereadNewest) > 0) rereadNewest = event.id;
+	}
+	if (caughtUp && reading.reachedEnd) delete next.resume;
+	else if (caughtUp && rereadNewest !== undefined && newest !== null && compareIds(rereadNewest, newest) < 0) next.resume = rereadNewest;
 	next = settle(next, settings.overlapMs);
 	if (history.checked && next.after === history.checked.after) next.checked = history.checked;
 	if (history.gap) next.gap = history.gap;
-	reportProgress(ctx, previous, next, reading);
+	reportProgress(ctx, previous, next, reading, caughtUp);
 
-	storeCursorState(staticData, next);
+	store(ctx, staticData, next);
 	if (reading.emit.length === 0) return null;
 	const order = reading.emit.map((event, index) => ({ event, id: reading.emitted[index].id }));
 	order.sort((a, b) => compareIds(a.id, b.id));
@@ -287,7 +364,7 @@ export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettin
  * the number of events still to read), one info line when it is over; `behind` in the state
  * makes the next poll read from the frontier first.
  */
-function reportProgress(ctx: IPollFunctions, previous: EventCursorState, next: EventCursorState, reading: PollReading): void {
+function reportProgress(ctx: IPollFunctions, previous: EventCursorState, next: EventCursorState, reading: PollReading, caughtUp: boolean): void {
 	const name = ctx.getNode().name;
 	if (reading.failure) {
 		ctx.logger?.warn(
@@ -295,7 +372,7 @@ function reportProgress(ctx: IPollFunctions, previous: EventCursorState, next: E
 			{ workflowId: ctx.getWorkflow().id },
 		);
 	}
-	if (reading.stoppedForBudget) {
+	if (reading.stoppedForBudget && !caughtUp) {
 		next.behind = previous.behind ?? { sinceMs: next.horizonMs ?? 0, remaining: reading.remaining };
 		if (!previous.behind) {
 			ctx.logger?.warn(
@@ -303,7 +380,7 @@ function reportProgress(ctx: IPollFunctions, previous: EventCursorState, next: E
 				{ workflowId: ctx.getWorkflow().id, remaining: reading.remaining, pagesRead: reading.pagesRead },
 			);
 		}
-	} else if (reading.reachedEnd) {
+	} else if (caughtUp) {
 		delete next.behind;
 		if (previous.behind) ctx.logger?.info(`Document Workflow Trigger "${name}": caught up with the event list.`, { workflowId: ctx.getWorkflow().id });
 	}

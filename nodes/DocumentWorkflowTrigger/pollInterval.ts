@@ -57,8 +57,9 @@ export function freshStartLookBackMs(ctx: IPollFunctions): number {
 
 /**
  * True when a poll without saved state is a scheduled poll rather than the activation
- * poll: n8n 2.41 runs durable-cursor polls with activation mode `update` (and a workflow
- * updated while active also polls with it, normally with its state kept).
+ * poll: n8n 2.41 runs durable-cursor polls with activation mode `update`. A workflow updated
+ * while active also polls with it, with its state kept; a renamed trigger finds its state
+ * through the copy kept by node id (`eventCursor.ts` COPIES_KEY), so it never gets here.
  */
 export function isScheduledFreshStart(ctx: IPollFunctions): boolean {
 	const candidate = ctx as Partial<Pick<IPollFunctions, 'getActivationMode'>>;

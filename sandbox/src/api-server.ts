@@ -272,6 +272,10 @@ const listEvents: Handler = async (ctx, auth, _p, { engine }) => {
 		});
 	}
 	envelope(ctx, r.count, page, pageSize, r.items.map((e) => engine.eventJson(e)));
+	if (engine.settings.eventPageClockAdvanceMs > 0) {
+		engine.clock.offsetMs += engine.settings.eventPageClockAdvanceMs;
+		engine.settle();
+	}
 };
 
 /**

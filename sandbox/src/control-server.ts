@@ -75,7 +75,7 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 			/^\/settings$/,
 			(_p, _q, b) => {
 				const s = b as SandboxSettings;
-				for (const k of ['eventCommitDelayMs', 'originalLinkTtlMs', 'maxOutputBytes', 'eventPageLatencyMs'] as const) {
+				for (const k of ['eventCommitDelayMs', 'originalLinkTtlMs', 'maxOutputBytes', 'eventPageLatencyMs', 'eventPageClockAdvanceMs'] as const) {
 					if (s[k] !== undefined) engine.settings[k] = Number(s[k]);
 				}
 				if (s.sendDateHeader !== undefined) engine.settings.sendDateHeader = s.sendDateHeader !== false;

@@ -244,6 +244,8 @@ export interface Settings {
 	originalLinkTtlMs: number;
 	maxOutputBytes: number;
 	eventPageLatencyMs: number;
+	/** Sandbox-clock time each answered page of `GET /events` moves the clock on, so events leave the 7-day window while a read runs. */
+	eventPageClockAdvanceMs: number;
 	sendDateHeader: boolean;
 	/** Whether a `run.*` event's `data` names its run (`runId`, `documentId`); the spec does not show what `data` holds. */
 	runEventsNameRun: boolean;
@@ -254,6 +256,7 @@ export const DEFAULT_SETTINGS: Settings = {
 	originalLinkTtlMs: 5 * 60 * 1000,
 	maxOutputBytes: 10 * 1024 * 1024,
 	eventPageLatencyMs: 0,
+	eventPageClockAdvanceMs: 0,
 	sendDateHeader: true,
 	runEventsNameRun: true,
 };

@@ -489,6 +489,12 @@ export interface SandboxSettings {
 	maxOutputBytes?: number;
 	/** Real time each answered page of `GET /events` takes (a slow API, or a large account). Default 0. */
 	eventPageLatencyMs?: number;
+	/**
+	 * Sandbox-clock time each answered page of `GET /events` moves the clock forward (after
+	 * the page is evaluated): a long read during which the oldest events leave the 7-day
+	 * window, with every due state change applied as `POST /clock/advance` does. Default 0.
+	 */
+	eventPageClockAdvanceMs?: number;
 	/** Whether answers carry a `Date` header (the API's clock). Default true; the spec does not promise one. */
 	sendDateHeader?: boolean;
 	/** Whether `run.*` events' `data` names the run (`runId`, `documentId`). Default true; false: an API whose events name no run. */

@@ -51,6 +51,8 @@ export class TriggerHost {
 	polls = 0;
 	failedPolls = 0;
 	restarts = 0;
+	/** The trigger node's name: n8n keeps its static data under `node:<name>` (the node's id stays the same across a rename). */
+	nodeName = NODE_NAME;
 
 	constructor(
 		readonly sb: Sandbox,
@@ -63,7 +65,7 @@ export class TriggerHost {
 
 	/** The node's part of the live static data. */
 	nodeState(): IDataObject | undefined {
-		return this.live[STATIC_KEY] as IDataObject | undefined;
+		return this.live[`node:${this.nodeName}`] as IDataObject | undefined;
 	}
 
 	/** Number of ids the cursor remembers, and the size of the node's static data as JSON. */
@@ -90,7 +92,7 @@ export class TriggerHost {
 				mode: options.mode ?? 'trigger',
 				activation: options.activation ?? 'init',
 				pollBudgetMs: options.pollBudgetMs,
-				nodeName: NODE_NAME,
+				nodeName: this.nodeName,
 			});
 			if (items && items.length > 0 && (options.mode ?? 'trigger') === 'trigger') {
 				for (const item of items) this.delivered.push(deepCopy(item.json) as unknown as EmittedEvent);
@@ -101,6 +103,24 @@ export class TriggerHost {
 			this.failedPolls++;
 			return { items: null, error: error as HostPollResult['error'] };
 		}
+	}
+
+	/**
+	 * The user renames the trigger of the active workflow and saves (publishes) it. n8n
+	 * re-activates the workflow from what the database holds: in the default polling mode
+	 * static data stays keyed by the old name (nothing renames the key); with durable cursors
+	 * the node's cursor is kept by node id (`poller_state`), so it follows the node.
+	 */
+	rename(newName: string, mode: 'default' | 'durable' = 'default'): void {
+		const oldKey = `node:${this.nodeName}`;
+		const newKey = `node:${newName}`;
+		this.live = deepCopy(this.saved);
+		if (mode === 'durable') {
+			this.live[newKey] = this.live[oldKey];
+			delete this.live[oldKey];
+			this.saved = deepCopy(this.live);
+		}
+		this.nodeName = newName;
 	}
 
 	/** n8n restarts: the in-memory static data is gone; the last saved copy is loaded. */

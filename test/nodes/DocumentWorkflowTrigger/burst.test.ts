@@ -66,9 +66,10 @@ describe('a burst larger than one poll can read', () => {
 
 	// The spec does not promise a `Date` header. Without it the cursor takes the API's clock from
 	// the newest `createdOn` it read. While no later event shows that clock moving on, the
-	// burst's stretches stay young: each poll re-reads them from their start (up to its budget),
-	// so a late event beyond that reach waits, and their ids stay remembered. Once a later event
-	// comes, the re-reads close them: every event exactly once, the ids let go (README, Known limits).
+	// burst's stretches stay young and their ids stay remembered; a poll re-reads them only where
+	// the API's count shows a late event entered, going on where the last re-read stopped
+	// (idle.test.ts counts the reads). Once a later event comes, the stretches close: every event
+	// exactly once, the ids let go (docs/polling-trigger.md, Known limits).
 	test('half the burst from an API that sends no Date header: all but its late events at once, and every event exactly once with the ids let go once a later event comes', async () => {
 		const overlapMinutes = 1;
 		const burst = BURST / 2;

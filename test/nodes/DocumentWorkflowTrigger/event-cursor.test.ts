@@ -5,12 +5,16 @@ import {
 	emptyCursorState,
 	frontier,
 	isFinal,
+	knownAfter,
+	loadCursorCopy,
 	loadCursorState,
 	recordRead,
 	remember,
 	settle,
 	skipFinal,
+	storeCursorCopy,
 	storeCursorState,
+	verifyRead,
 } from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
 import type { CursorEvent, EventCursorState } from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
 
@@ -34,7 +38,7 @@ describe('a read and settle', () => {
 		// threshold = T + 8 min - 1 s - 5 min = T + 2:59 → T + 1 min is the newest before it.
 		expect(next.after).toBe(read[1].id);
 		expect(Object.keys(next.seen).sort()).toEqual([read[2].id, read[3].id, read[4].id].sort());
-		expect(next.spans).toEqual([{ to: read[4].id, toCreatedOnMs: T + 8 * MINUTE, readAtMs: T + 8 * MINUTE - 1000 }]);
+		expect(next.spans).toEqual([{ to: read[4].id, toCreatedOnMs: T + 8 * MINUTE, readAtMs: T + 8 * MINUTE - 1000, n: 3 }]);
 		expect(alreadySeen(next, read[0].id, overlapMs)).toBe(true);
 		expect(alreadySeen(next, read[3].id, overlapMs)).toBe(true);
 		// A late event inside the young span is new.
@@ -107,8 +111,11 @@ describe('a burst larger than one poll can read', () => {
 		let state = poll(emptyCursorState(null), null, chunk(0), T + MINUTE);
 		state = poll(state, state.after, chunk(0).slice(0, 400), T + 2 * MINUTE);
 		expect(state.spans).toHaveLength(2);
-		expect(state.spans![0]).toEqual({ to: chunk(0)[399].id, toCreatedOnMs: chunk(0)[399].createdOnMs, readAtMs: T + 2 * MINUTE });
+		expect(state.spans![0]).toEqual({ to: chunk(0)[399].id, toCreatedOnMs: chunk(0)[399].createdOnMs, readAtMs: T + 2 * MINUTE, n: 400 });
 		expect(state.spans![1].readAtMs).toBe(T + MINUTE);
+		// The rest of the old span: how many events it holds is no longer known, so no count can stand for reading it.
+		expect(state.spans![1].n).toBeNaN();
+		expect(knownAfter(state, state.after)).toBeNaN();
 		expect(Object.keys(state.seen)).toHaveLength(1000);
 	});
 });
@@ -131,8 +138,38 @@ describe('static data', () => {
 	test('a state saved before spans existed becomes one young span over its remembered ids', () => {
 		const old = { v: 1, after: ev(T).id, afterCreatedOnMs: T, horizonMs: T + 6 * MINUTE, seen: { [ev(T + 2 * MINUTE).id]: T + 2 * MINUTE, [ev(T + 4 * MINUTE).id]: T + 4 * MINUTE } };
 		const state = loadCursorState({ [CURSOR_KEY]: old })!;
-		expect(state.spans).toEqual([{ to: ev(T + 4 * MINUTE).id, toCreatedOnMs: T + 4 * MINUTE, readAtMs: T + 6 * MINUTE }]);
+		expect(state.spans).toEqual([{ to: ev(T + 4 * MINUTE).id, toCreatedOnMs: T + 4 * MINUTE, readAtMs: T + 6 * MINUTE, n: NaN }]);
 		expect(alreadySeen(state, ev(T + 2 * MINUTE).id, overlapMs)).toBe(true);
 		expect(alreadySeen(state, ev(T + 3 * MINUTE).id, overlapMs)).toBe(false);
+	});
+});
+
+describe('counts and the copy by node id', () => {
+	test('knownAfter sums the spans\' counts from a boundary; verifyRead takes a matching count for a read of those spans at that time', () => {
+		let state = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE), ev(T + 2 * MINUTE)], T + 2 * MINUTE + 1000);
+		state = poll(state, frontier(state), [ev(T + 3 * MINUTE), ev(T + 4 * MINUTE)], T + 4 * MINUTE + 1000);
+		expect(knownAfter(state, state.after)).toBe(5);
+		expect(knownAfter(state, state.spans![0].to)).toBe(2);
+		// Not a boundary: no count can stand for it.
+		expect(knownAfter(state, ev(T + MINUTE / 2).id)).toBeNaN();
+		// Verified 6 minutes after the newest event: every span is final at once, and settles away.
+		const verified = settle(verifyRead(state, state.after, T + 10 * MINUTE), overlapMs);
+		expect(verified.spans).toEqual([]);
+		expect(verified.after).toBe(ev(T + 4 * MINUTE).id);
+		expect(verified.seen).toEqual({});
+		// An earlier time never lowers what a span's read already established.
+		expect(verifyRead(state, state.after, T).spans).toEqual(state.spans);
+	});
+
+	test('the copy in the global static data round-trips per node id and leaves other nodes\' copies alone', () => {
+		const global: Record<string, unknown> = {};
+		const a = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE)], T + MINUTE);
+		const b = poll(emptyCursorState(null), null, [ev(T + 5 * MINUTE)], T + 5 * MINUTE);
+		storeCursorCopy(global, 'node-a', a);
+		storeCursorCopy(global, 'node-b', b);
+		expect(loadCursorCopy(global, 'node-a')).toEqual(a);
+		expect(loadCursorCopy(global, 'node-b')).toEqual(b);
+		expect(loadCursorCopy(global, 'node-c')).toBeUndefined();
+		expect(loadCursorCopy({}, 'node-a')).toBeUndefined();
 	});
 });
