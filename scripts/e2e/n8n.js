@@ -21,10 +21,14 @@ const PACKAGE_NAME = 'n8n-nodes-document-workflow';
 const NODE_TYPES = [`${PACKAGE_NAME}.documentWorkflow`, `${PACKAGE_NAME}.documentWorkflowTrigger`];
 const CREDENTIAL_TYPE = 'documentWorkflowApi';
 
-/** The two n8n lines the package is tested on. `major` picks one: '2' (default) or '1'. */
+/**
+ * The two n8n lines the package is tested on. `major` picks one: '2' (default) or '1'. The
+ * versions live in n8n-versions.json, the one place install-n8n.sh reads them from too.
+ */
+const PINNED = require('./n8n-versions.json').lines;
 const VERSIONS = {
-	2: { n8n: process.env.N8N2_VERSION || '2.41.1', nodeMajor: 24 },
-	1: { n8n: process.env.N8N1_VERSION || '1.123.81', nodeMajor: 22 },
+	2: { n8n: process.env.N8N2_VERSION || PINNED['2'].n8n, nodeMajor: PINNED['2'].nodeMajor },
+	1: { n8n: process.env.N8N1_VERSION || PINNED['1'].n8n, nodeMajor: PINNED['1'].nodeMajor },
 };
 
 function log(...args) {
