@@ -3,14 +3,17 @@
 /**
  * `npm run dev`: a real n8n with this package installed, wired to the local sandbox.
  *
- *   1. starts the sandbox (compiled cli) and creates the example workflows in it;
- *   2. installs n8n 2.41.1 (Node 24) under .e2e/ if not cached (a few minutes, once);
+ *   1. starts the sandbox (compiled cli), creates the example workflows in it and one completed
+ *      run (the run the AI agent example's question names);
+ *   2. installs the pinned n8n 2.x (Node 24; scripts/e2e/n8n-versions.json) under .e2e/ if not
+ *      cached (a few minutes, once);
  *   3. builds, packs and installs this package into the dev user folder .e2e/dev/;
  *   4. starts n8n, creates the owner, imports a credential pointing at the sandbox and the
- *      example workflows (examples/*.json);
+ *      example workflows (examples/*.json), wired to it: the sandbox workflow in each empty
+ *      Workflow ID, the credentials on their nodes (wireExample in scripts/e2e/n8n.js);
  *   5. prints the editor URL and login; Ctrl-C stops n8n and the sandbox.
  *
- * Options: --port=5678  --n8n=2|1 (n8n line; 1 = 1.123.81 on Node 22)  --fresh (empty the
+ * Options: --port=5678  --n8n=2|1 (n8n line; 1 = the pinned 1.x on Node 22)  --fresh (empty the
  * dev user folder first)  --no-build (pack the current dist/ as it is).
  * Re-running keeps your own workflows; the example workflows and the sandbox credential are
  * re-imported (same ids), so edits to the examples themselves are overwritten.
@@ -74,9 +77,12 @@ async function main() {
 			}
 		});
 		const vars = await fixtures.createExampleWorkflows(sandbox.control);
+		// A run the sandbox holds, for the agent example's question (its Get run tool reads it).
+		vars.AGENT_RUN_ID = await fixtures.finishedRun({ ...sandbox.info, control: sandbox.control }, vars.SANDBOX_WORKFLOW_ID);
 		// The AI agent example's model: a local stand-in that calls the example's tools as scripted.
 		model = await openAi.startOpenAiStandin({ calls: openAi.AGENT_EXAMPLE_CALLS });
 		vars.OPENAI_CREDENTIAL_ID = openAi.OPENAI_CREDENTIAL_ID;
+		vars.OPENAI_CREDENTIAL_NAME = openAi.OPENAI_CREDENTIAL_NAME;
 
 		const tgz = n8n.buildAndPack({ build: opts.build });
 		instance = new n8n.N8nInstance({

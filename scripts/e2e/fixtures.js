@@ -1,7 +1,7 @@
 'use strict';
 /**
  * Sandbox workflows the example workflows run against, shared by scripts/dev.js and the e2e
- * tests, and the placeholder values substituted into examples/*.json before import.
+ * tests, and the values that wire examples/*.json to the sandbox (wireExample in n8n.js).
  */
 
 /** The JSON a run of the "JSON output" workflow captures. */
@@ -30,8 +30,8 @@ const CREDENTIAL_ID = 'dwSandboxCred001';
 const CREDENTIAL_NAME = 'Document Workflow API (sandbox)';
 
 /**
- * Creates the sandbox workflows the examples use; returns the placeholder values
- * (`SANDBOX_WORKFLOW_ID`, `SANDBOX_BINARY_WORKFLOW_ID`, `CREDENTIAL_ID`).
+ * Creates the sandbox workflows the examples use; returns the values that wire them
+ * (`SANDBOX_WORKFLOW_ID`, `SANDBOX_BINARY_WORKFLOW_ID`, `CREDENTIAL_ID`, `CREDENTIAL_NAME`).
  * @param {{ createWorkflow(input: object): Promise<{id: string}> }} control sandbox control client
  */
 async function createExampleWorkflows(control, { credentialId = CREDENTIAL_ID } = {}) {
@@ -60,7 +60,28 @@ async function createExampleWorkflows(control, { credentialId = CREDENTIAL_ID } 
 			},
 		],
 	});
-	return { SANDBOX_WORKFLOW_ID: json.id, SANDBOX_BINARY_WORKFLOW_ID: binary.id, CREDENTIAL_ID: credentialId };
+	return { SANDBOX_WORKFLOW_ID: json.id, SANDBOX_BINARY_WORKFLOW_ID: binary.id, CREDENTIAL_ID: credentialId, CREDENTIAL_NAME };
+}
+
+/**
+ * A completed run of a sandbox workflow, submitted over the public API (so the sandbox also
+ * records its events): the run the agent example's question names in `npm run dev` and the tests.
+ * @param {{ baseUrl: string, apiKey: string, control: { getRun(id: string): Promise<{status: string}> } }} sandbox
+ * @returns {Promise<string>} the run's id
+ */
+async function finishedRun(sandbox, workflowId, { fileName = 'agent-invoice.pdf', timeoutMs = 60000 } = {}) {
+	const form = new FormData();
+	form.append('file', new Blob([`%PDF-1.4\n% ${fileName}\n%%EOF\n`], { type: 'application/pdf' }), fileName);
+	const res = await fetch(`${sandbox.baseUrl}/workflows/${workflowId}/trigger`, { method: 'POST', headers: { 'X-Api-Key': sandbox.apiKey }, body: form });
+	if (res.status !== 202) throw new Error(`trigger answered ${res.status}: ${await res.text()}`);
+	const { runId } = await res.json();
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const run = await sandbox.control.getRun(runId).catch(() => null);
+		if (run?.status === 'completed') return runId;
+		if (Date.now() > deadline) throw new Error(`run ${runId} did not complete within ${timeoutMs} ms (status ${run?.status})`);
+		await new Promise((r) => setTimeout(r, 200));
+	}
 }
 
 module.exports = {
@@ -71,4 +92,5 @@ module.exports = {
 	CREDENTIAL_ID,
 	CREDENTIAL_NAME,
 	createExampleWorkflows,
+	finishedRun,
 };
