@@ -75,8 +75,8 @@ install_n8n() {
 
 what="${1:-all}"
 case "$what" in
-  2|2.x|all) install_n8n "$N8N2_VERSION" 24 ;;&
-  1|1.x|all) install_n8n "$N8N1_VERSION" 22 '{"xlsx":"0.18.5"}' ;;
+  2|2.x|all) install_n8n "$N8N2_VERSION" "$(pinned 2 nodeMajor)" "$(overrides_for 2 "$N8N2_VERSION")" ;;&
+  1|1.x|all) install_n8n "$N8N1_VERSION" "$(pinned 1 nodeMajor)" "$(overrides_for 1 "$N8N1_VERSION")" ;;
   2|2.x|1|1.x|all) ;;
   *) echo "usage: $0 [all|2|1]" >&2; exit 2 ;;
 esac
