@@ -11,7 +11,8 @@
  *   4. starts n8n, creates the owner, imports a credential pointing at the sandbox and the
  *      example workflows (examples/*.json), wired to it: the sandbox workflow in each empty
  *      Workflow ID, the credentials on their nodes (wireExample in scripts/e2e/n8n.js);
- *   5. prints the editor URL and login; Ctrl-C stops n8n and the sandbox.
+ *   5. serves a sample PDF for the README's first workflow (its HTTP Request node's URL);
+ *   6. prints the editor URL and login; Ctrl-C stops n8n and the sandbox.
  *
  * Options: --port=5678  --n8n=2|1 (n8n line; 1 = the pinned 1.x on Node 22)  --fresh (empty the
  * dev user folder first)  --no-build (pack the current dist/ as it is).
@@ -49,13 +50,14 @@ async function main() {
 	let sandbox = null;
 	let instance = null;
 	let model = null;
+	let sampleFile = null;
 	let stopping = false;
 
 	async function shutdown(code) {
 		if (stopping) return;
 		stopping = true;
 		console.log('\nStopping n8n and the sandbox...');
-		await Promise.allSettled([instance?.stop(), sandbox?.stop(), model?.stop()]);
+		await Promise.allSettled([instance?.stop(), sandbox?.stop(), model?.stop(), sampleFile?.stop()]);
 		console.log('Stopped.');
 		process.exit(code);
 	}
@@ -83,6 +85,8 @@ async function main() {
 		model = await openAi.startOpenAiStandin({ calls: openAi.AGENT_EXAMPLE_CALLS });
 		vars.OPENAI_CREDENTIAL_ID = openAi.OPENAI_CREDENTIAL_ID;
 		vars.OPENAI_CREDENTIAL_NAME = openAi.OPENAI_CREDENTIAL_NAME;
+		// The file the README's first workflow fetches with HTTP Request.
+		sampleFile = await fixtures.startSampleFileServer();
 
 		const tgz = n8n.buildAndPack({ build: opts.build });
 		instance = new n8n.N8nInstance({
@@ -136,6 +140,7 @@ async function main() {
    AI model:      "${openAi.OPENAI_CREDENTIAL_NAME}", a scripted stand-in at ${model.baseUrl}
    Examples:      ${examples.map((w) => w.name.replace(/^Document Workflow: /, '')).join('; ')}
    Sandbox workflows: JSON output ${vars.SANDBOX_WORKFLOW_ID}, file output ${vars.SANDBOX_BINARY_WORKFLOW_ID}
+   A file to submit (the README's first workflow): ${sampleFile.url}
 
    n8n log:  ${path.relative(process.cwd(), instance.logFile)}
    Press Ctrl-C to stop everything.

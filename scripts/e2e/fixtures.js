@@ -3,6 +3,7 @@
  * Sandbox workflows the example workflows run against, shared by scripts/dev.js and the e2e
  * tests, and the values that wire examples/*.json to the sandbox (wireExample in n8n.js).
  */
+const http = require('node:http');
 
 /** The JSON a run of the "JSON output" workflow captures. */
 const JSON_OUTPUT = {
@@ -84,6 +85,41 @@ async function finishedRun(sandbox, workflowId, { fileName = 'agent-invoice.pdf'
 	}
 }
 
+/** The file the README's first workflow fetches with its HTTP Request node (npm run dev, the browser test). */
+const SAMPLE_FILE_NAME = 'invoice-001.pdf';
+const SAMPLE_FILE_BYTES = Buffer.from(
+	[
+		'%PDF-1.4',
+		'1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj',
+		'2 0 obj <</Type/Pages/Kids[3 0 R]/Count 1>> endobj',
+		'3 0 obj <</Type/Page/Parent 2 0 R/MediaBox[0 0 300 100]/Contents 4 0 R>> endobj',
+		'4 0 obj <</Length 35>> stream\nBT /F1 12 Tf 20 50 Td (Invoice 001) Tj ET\nendstream endobj',
+		'trailer <</Root 1 0 R>>',
+		'%%EOF',
+	].join('\n'),
+);
+
+/**
+ * A local web server with one file, SAMPLE_FILE_NAME (a PDF): "the address of a file" for the
+ * README's first workflow where no real one is at hand. Resolves with `{ url, stop() }`.
+ */
+async function startSampleFileServer({ host = '127.0.0.1' } = {}) {
+	const server = http.createServer((req, res) => {
+		if (req.method === 'GET' && req.url === `/${SAMPLE_FILE_NAME}`) {
+			res.writeHead(200, { 'Content-Type': 'application/pdf', 'Content-Length': SAMPLE_FILE_BYTES.length, 'Content-Disposition': `inline; filename="${SAMPLE_FILE_NAME}"` });
+			res.end(SAMPLE_FILE_BYTES);
+		} else {
+			res.writeHead(404, { 'Content-Type': 'text/plain' });
+			res.end(`only /${SAMPLE_FILE_NAME} here`);
+		}
+	});
+	await new Promise((resolve) => server.listen(0, host, resolve));
+	return {
+		url: `http://${host}:${server.address().port}/${SAMPLE_FILE_NAME}`,
+		stop: () => new Promise((resolve) => server.close(() => resolve())),
+	};
+}
+
 module.exports = {
 	JSON_OUTPUT,
 	BINARY_OUTPUT_FILENAME,
@@ -93,4 +129,7 @@ module.exports = {
 	CREDENTIAL_NAME,
 	createExampleWorkflows,
 	finishedRun,
+	SAMPLE_FILE_NAME,
+	SAMPLE_FILE_BYTES,
+	startSampleFileServer,
 };
