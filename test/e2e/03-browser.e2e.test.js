@@ -233,8 +233,8 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 			await page.keyboard.type(vars.SANDBOX_WORKFLOW_ID);
 			expect(await ndv.getByTestId('parameter-input-binaryPropertyName').locator('input').inputValue()).toBe('data');
 			await ndv.getByTestId('parameter-input-waitForCompletion').locator('.el-switch').click();
-			await ndv.getByTestId('parameter-input-options').getByRole('button', { name: /Add Option/i }).or(ndv.getByText('Add Option')).first().click();
-			await page.locator('.el-select-dropdown__item:visible').filter({ hasText: /^Include Output$/ }).first().click();
+			await ndv.getByTestId('collection-parameter-add').filter({ visible: true }).first().click();
+			await page.getByTestId('collection-parameter-option').filter({ visible: true }).filter({ hasText: /^Include Output$/ }).first().click();
 			await ndv.getByTestId('parameter-input-includeOutput').locator('.el-switch').click();
 			await closeNdv();
 		});
@@ -244,8 +244,8 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 			await page.locator('.el-notification:visible').filter({ hasText: 'Workflow executed successfully' }).waitFor({ timeout: 60000 });
 		});
 		await step('readme-5-result', async () => {
-			// 5. Open the Document Workflow node: the finished run, status completed, waitOutcome completed, the output.
-			await page.getByTestId('canvas-node').filter({ hasText: 'Document Workflow' }).dblclick();
+			// 5. Open the node ("Submit a document to a workflow"): the finished run, status completed, waitOutcome completed, the output.
+			await page.getByTestId('canvas-node').filter({ hasText: 'Submit a document to a workflow' }).dblclick();
 			const out = page.getByTestId('output-panel');
 			await out.getByText('INV-001').first().waitFor();
 			const text = await out.innerText();
@@ -285,7 +285,10 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 		const wired = {};
 		await step('import-all-examples', async () => {
 			model = await startOpenAiStandin({ calls: AGENT_EXAMPLE_CALLS });
-			await n8n.importCredentials([openAiStandinCredential(model)]);
+			await n8n.importCredentials([
+				e2e.documentWorkflowCredential({ id: fixtures.CREDENTIAL_ID, name: fixtures.CREDENTIAL_NAME, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey }),
+				openAiStandinCredential(model),
+			]);
 			const agentRunId = await fixtures.finishedRun(sandbox, vars.SANDBOX_WORKFLOW_ID);
 			for (const { file, workflow } of e2e.loadExamples({ ...vars, OPENAI_CREDENTIAL_ID, OPENAI_CREDENTIAL_NAME, AGENT_RUN_ID: agentRunId })) wired[file] = workflow;
 			await n8n.importWorkflows(Object.values(wired));
