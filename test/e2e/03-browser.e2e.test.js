@@ -250,6 +250,9 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 			await out.getByText('INV-001').first().waitFor();
 			const text = await out.innerText();
 			for (const expected of ['completed', 'waitOutcome', 'Example Supplies Ltd']) expect(text).toContain(expected);
+			// The README's screenshot shows the run as JSON: status, waitOutcome and output in view.
+			await out.getByTestId('ndv-run-data-display-mode').getByText('JSON', { exact: true }).click();
+			await out.getByText('"waitOutcome"').first().waitFor();
 			fs.mkdirSync(RESULTS, { recursive: true });
 			await page.screenshot({ path: path.join(RESULTS, 'readme-first-workflow.png') });
 			await closeNdv();
