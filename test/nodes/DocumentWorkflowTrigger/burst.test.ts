@@ -68,7 +68,7 @@ describe('a burst larger than one poll can read', () => {
 	// the newest `createdOn` it read. While no later event shows that clock moving on, the
 	// burst's stretches stay young: each poll re-reads them from their start (up to its budget),
 	// so a late event beyond that reach waits, and their ids stay remembered. Once a later event
-	// comes, the re-reads close them: every event exactly once, the ids let go (README, Known limits).
+	// comes, the re-reads close them: every event exactly once, the ids let go (docs/known-limits.md).
 	test('half the burst from an API that sends no Date header: all but its late events at once, and every event exactly once with the ids let go once a later event comes', async () => {
 		const overlapMinutes = 1;
 		const burst = BURST / 2;
