@@ -49,6 +49,21 @@ describe('the form', () => {
 		expect(offeredOptions(submit(false))).toEqual(expect.arrayContaining(['Concurrent Checks', 'Idempotency Key', 'Upload Timeout (Seconds)']));
 	});
 
+	it('every condition of a top-level field names another top-level field or a root path, as n8n 1.x requires', () => {
+		// n8n 1.x orders parameters by their conditions and throws "Could not resolve parameter
+		// dependencies" for a condition on anything else (e.g. "options.includeOutput" without "/"),
+		// which fails every workflow using the node.
+		const topLevel = new Set(description.properties.map((p) => p.name));
+		const unresolvable = description.properties.flatMap((p) =>
+			Object.values(p.displayOptions ?? {}).flatMap((rule) =>
+				Object.keys(rule ?? {})
+					.filter((key) => !key.startsWith('/') && !key.startsWith('@') && !topLevel.has(key))
+					.map((key) => `${p.displayName}: ${key}`),
+			),
+		);
+		expect(unresolvable).toEqual([]);
+	});
+
 	it('Include Output names the field a file output goes into, as the form labels it', () => {
 		const includeOutput = (parameters: INodeParameters) =>
 			(description.properties.find((p) => p.name === 'options' && NodeHelpers.displayParameter(parameters, p, node, description, parameters))!.options as INodeProperties[]).find(
