@@ -8,8 +8,10 @@
 // covers exactly what is published: package.json, nodes/ and credentials/.
 //
 // `n8n.strict` is false in package.json because strict mode means "eslint.config.mjs is
-// byte-identical to n8n-node's template"; with it, `npx n8n-node lint` would stop before
-// linting. `npm run lint` and `npx n8n-node lint` both lint with this file.
+// n8n-node's two-line template" (compared with whitespace normalised); with it, `npx n8n-node
+// lint` would stop before linting. Why the template alone cannot lint this repository:
+// docs/verification.md, "n8n Cloud: strict mode and cloud-support". `npm run lint` and
+// `npx n8n-node lint` both lint with this file.
 import { config } from '@n8n/node-cli/eslint';
 import { globalIgnores } from 'eslint/config';
 

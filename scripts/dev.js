@@ -3,14 +3,18 @@
 /**
  * `npm run dev`: a real n8n with this package installed, wired to the local sandbox.
  *
- *   1. starts the sandbox (compiled cli) and creates the example workflows in it;
- *   2. installs n8n 2.41.1 (Node 24) under .e2e/ if not cached (a few minutes, once);
+ *   1. starts the sandbox (compiled cli), creates the example workflows in it and one completed
+ *      run (the run the AI agent example's question names);
+ *   2. installs the pinned n8n 2.x (Node 24; scripts/e2e/n8n-versions.json) under .e2e/ if not
+ *      cached (a few minutes, once);
  *   3. builds, packs and installs this package into the dev user folder .e2e/dev/;
  *   4. starts n8n, creates the owner, imports a credential pointing at the sandbox and the
- *      example workflows (examples/*.json);
- *   5. prints the editor URL and login; Ctrl-C stops n8n and the sandbox.
+ *      example workflows (examples/*.json), wired to it: the sandbox workflow in each empty
+ *      Workflow ID, the credentials on their nodes (wireExample in scripts/e2e/n8n.js);
+ *   5. serves a sample PDF for the README's first workflow (its HTTP Request node's URL);
+ *   6. prints the editor URL and login; Ctrl-C stops n8n and the sandbox.
  *
- * Options: --port=5678  --n8n=2|1 (n8n line; 1 = 1.123.81 on Node 22)  --fresh (empty the
+ * Options: --port=5678  --n8n=2|1 (n8n line; 1 = the pinned 1.x on Node 22)  --fresh (empty the
  * dev user folder first)  --no-build (pack the current dist/ as it is).
  * Re-running keeps your own workflows; the example workflows and the sandbox credential are
  * re-imported (same ids), so edits to the examples themselves are overwritten.
@@ -46,13 +50,14 @@ async function main() {
 	let sandbox = null;
 	let instance = null;
 	let model = null;
+	let sampleFile = null;
 	let stopping = false;
 
 	async function shutdown(code) {
 		if (stopping) return;
 		stopping = true;
 		console.log('\nStopping n8n and the sandbox...');
-		await Promise.allSettled([instance?.stop(), sandbox?.stop(), model?.stop()]);
+		await Promise.allSettled([instance?.stop(), sandbox?.stop(), model?.stop(), sampleFile?.stop()]);
 		console.log('Stopped.');
 		process.exit(code);
 	}
@@ -74,9 +79,14 @@ async function main() {
 			}
 		});
 		const vars = await fixtures.createExampleWorkflows(sandbox.control);
+		// A run the sandbox holds, for the agent example's question (its Get run tool reads it).
+		vars.AGENT_RUN_ID = await fixtures.finishedRun({ ...sandbox.info, control: sandbox.control }, vars.SANDBOX_WORKFLOW_ID);
 		// The AI agent example's model: a local stand-in that calls the example's tools as scripted.
 		model = await openAi.startOpenAiStandin({ calls: openAi.AGENT_EXAMPLE_CALLS });
 		vars.OPENAI_CREDENTIAL_ID = openAi.OPENAI_CREDENTIAL_ID;
+		vars.OPENAI_CREDENTIAL_NAME = openAi.OPENAI_CREDENTIAL_NAME;
+		// The file the README's first workflow fetches with HTTP Request.
+		sampleFile = await fixtures.startSampleFileServer();
 
 		const tgz = n8n.buildAndPack({ build: opts.build });
 		instance = new n8n.N8nInstance({
@@ -130,6 +140,7 @@ async function main() {
    AI model:      "${openAi.OPENAI_CREDENTIAL_NAME}", a scripted stand-in at ${model.baseUrl}
    Examples:      ${examples.map((w) => w.name.replace(/^Document Workflow: /, '')).join('; ')}
    Sandbox workflows: JSON output ${vars.SANDBOX_WORKFLOW_ID}, file output ${vars.SANDBOX_BINARY_WORKFLOW_ID}
+   A file to submit (the README's first workflow): ${sampleFile.url}
 
    n8n log:  ${path.relative(process.cwd(), instance.logFile)}
    Press Ctrl-C to stop everything.

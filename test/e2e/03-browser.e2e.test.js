@@ -1,28 +1,33 @@
 'use strict';
 /**
- * The editor in a real browser (playwright-core + Debian's chromium) against n8n 2.41.1 with the
- * packed package: log in, find "Document Workflow" in the node panel, add it, switch
+ * The editor in a real browser (playwright-core + Debian's chromium) against the pinned n8n 2.x
+ * with the packed package: log in, find "Document Workflow" in the node panel, add it, switch
  * resources/operations, create the credential through its form (test fails with a wrong key,
- * passes with the right one), and run the submit-and-wait example from the editor.
+ * passes with the right one), build and run the README's first workflow step by step as the
+ * README writes it (its screenshot: test-results/readme-first-workflow.png, committed as
+ * docs/images/first-workflow.png), and run the submit-and-wait example from the editor.
  * A failing step saves a screenshot under test-results/.
  */
 const fs = require('node:fs');
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
 const fixtures = require('../../scripts/e2e/fixtures');
-const { lines, latestTgz, startSandbox } = require('./helpers');
+const { startOpenAiStandin, openAiStandinCredential, AGENT_EXAMPLE_CALLS, OPENAI_CREDENTIAL_ID, OPENAI_CREDENTIAL_NAME } = require('../../scripts/e2e/openai-standin');
+const { lines, latestTgz, startSandbox, waitFor } = require('./helpers');
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const RESULTS = path.join(e2e.ROOT, 'test-results');
 const enabled = process.env.E2E_BROWSER !== '0' && lines().includes('2');
 const run = enabled ? describe : describe.skip;
 
-run('n8n 2.41.1 editor in chromium', () => {
+run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 	let sandbox;
 	let n8n;
 	let browser;
 	let page;
 	let vars;
+	let sampleFile;
+	let model;
 	const examples = {};
 
 	/** Runs a step; on failure saves a screenshot named after it, then rethrows. */
@@ -51,6 +56,7 @@ run('n8n 2.41.1 editor in chromium', () => {
 		if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set E2E_BROWSER=0)`);
 		sandbox = await startSandbox();
 		vars = await fixtures.createExampleWorkflows(sandbox.control);
+		sampleFile = await fixtures.startSampleFileServer();
 		n8n = new e2e.N8nInstance({ major: '2', userFolder: path.join(e2e.CACHE, 'test-browser'), port: 5694, fresh: true });
 		e2e.installPackageInto(n8n.userFolder, latestTgz());
 		await n8n.start();
@@ -79,6 +85,8 @@ run('n8n 2.41.1 editor in chromium', () => {
 		if (browser) await browser.close();
 		if (n8n) await n8n.stop();
 		if (sandbox) await sandbox.stop();
+		if (sampleFile) await sampleFile.stop();
+		if (model) await model.stop();
 	});
 
 	test('log in', async () => {
@@ -170,6 +178,92 @@ run('n8n 2.41.1 editor in chromium', () => {
 		});
 	});
 
+	/** Adds a node through the node panel: searched by `search`, the item whose name matches `name`. */
+	async function addNode(search, name, { first = false } = {}) {
+		await page.getByTestId(first ? 'canvas-add-button' : 'node-creator-plus-button').click();
+		await page.getByTestId('node-creator-search-bar').fill(search);
+		await page.getByTestId('node-creator-item-name').filter({ hasText: name }).first().click();
+	}
+
+	/** Closes the node's panel, back to the canvas. */
+	async function closeNdv() {
+		// n8n 2.41 shows the panel as a dialog with a close button; older editors had "Back to canvas".
+		await page.getByTestId('ndv-close-button').or(page.getByTestId('back-to-canvas')).first().click();
+		await page.getByTestId('ndv').waitFor({ state: 'hidden' });
+	}
+
+	// README.md, "Your first workflow", followed as written: each step below is the README's step.
+	test('the README’s first workflow, step by step, runs and shows the finished run with its output', async () => {
+		const ndv = page.getByTestId('ndv');
+		await step('readme-1-trigger-and-http-request', async () => {
+			// 1. Create a workflow, add "Trigger manually", then HTTP Request with the file's address in URL.
+			await page.goto(`${n8n.editorUrl}/workflow/new`);
+			await addNode('Trigger manually', /trigger manually/i, { first: true });
+			await page.keyboard.press('Escape');
+			await addNode('HTTP Request', /^HTTP Request$/);
+			await ndv.waitFor();
+			const url = ndv.getByTestId('parameter-input-url');
+			await url.click();
+			await page.keyboard.type(sampleFile.url);
+			await closeNdv();
+		});
+		await step('readme-2-add-document-workflow', async () => {
+			// 2. Add the Document Workflow node, action "Submit a document to a workflow"; under Credential,
+			// "Connect to Document Workflow" makes the credential (when the test above made one, n8n picks it).
+			await addNode('Document Workflow', /^Document Workflow$/);
+			await page.getByTestId('item-iterator-item').filter({ hasText: 'Submit a document to a workflow' }).click();
+			await ndv.waitFor();
+			const connect = ndv.getByRole('button', { name: /Connect to Document Workflow/ });
+			await connect.or(ndv.getByTestId('node-credentials-select')).first().waitFor();
+			if (await connect.isVisible()) {
+				await connect.click();
+				const modal = page.getByTestId('editCredential-modal');
+				await modal.waitFor();
+				await modal.getByTestId('parameter-input-baseUrl').locator('input').fill(sandbox.baseUrl);
+				await modal.getByTestId('parameter-input-apiKey').locator('input').fill(sandbox.apiKey);
+				await modal.getByTestId('credential-save-button').click();
+				await modal.waitFor({ state: 'hidden' });
+			}
+			await ndv.getByTestId('node-credentials-select').waitFor();
+		});
+		await step('readme-3-fill-in', async () => {
+			// 3. Workflow ID; Input Binary Field stays "data"; Wait for Completion on; Options → Add Option → Include Output, on.
+			const workflowId = ndv.getByTestId('parameter-input-workflowId');
+			await workflowId.click();
+			await page.keyboard.type(vars.SANDBOX_WORKFLOW_ID);
+			expect(await ndv.getByTestId('parameter-input-binaryPropertyName').locator('input').inputValue()).toBe('data');
+			await ndv.getByTestId('parameter-input-waitForCompletion').locator('.el-switch').click();
+			await ndv.getByTestId('collection-parameter-add').filter({ visible: true }).first().click();
+			await page.getByTestId('collection-parameter-option').filter({ visible: true }).filter({ hasText: /^Include Output$/ }).first().click();
+			await ndv.getByTestId('parameter-input-includeOutput').locator('.el-switch').click();
+			await closeNdv();
+		});
+		await step('readme-4-run', async () => {
+			// 4. Execute workflow.
+			await page.getByTestId('execute-workflow-button').click();
+			await page.locator('.el-notification:visible').filter({ hasText: 'Workflow executed successfully' }).waitFor({ timeout: 60000 });
+		});
+		await step('readme-5-result', async () => {
+			// 5. Open the node ("Submit a document to a workflow"): the finished run, status completed, waitOutcome completed, the output.
+			await page.getByTestId('canvas-node').filter({ hasText: 'Submit a document to a workflow' }).dblclick();
+			const out = page.getByTestId('output-panel');
+			await out.getByText('INV-001').first().waitFor();
+			const text = await out.innerText();
+			for (const expected of ['completed', 'waitOutcome', 'Example Supplies Ltd']) expect(text).toContain(expected);
+			// The README's screenshot shows the run as JSON: status, waitOutcome and output in view.
+			await out.getByTestId('ndv-run-data-display-mode').getByText('JSON', { exact: true }).click();
+			await out.getByText('"waitOutcome"').first().waitFor();
+			fs.mkdirSync(RESULTS, { recursive: true });
+			await page.screenshot({ path: path.join(RESULTS, 'readme-first-workflow.png') });
+			await closeNdv();
+		});
+		// What the sandbox received: the sample file, uploaded once, under its own name.
+		const docs = await sandbox.control.listDocuments({ workflowId: vars.SANDBOX_WORKFLOW_ID });
+		const uploaded = docs.filter((d) => d.filename === fixtures.SAMPLE_FILE_NAME);
+		expect(uploaded).toHaveLength(1);
+		expect(uploaded[0].sizeBytes).toBe(fixtures.SAMPLE_FILE_BYTES.length);
+	});
+
 	test('the submit-and-wait example runs from the editor and shows the JSON output', async () => {
 		await step('import-example', async () => {
 			await n8n.importCredentials([
@@ -186,5 +280,45 @@ run('n8n 2.41.1 editor in chromium', () => {
 			await out.getByText('INV-001').first().waitFor();
 			expect(await out.innerText()).toContain('invoice.json');
 		});
+	});
+
+	// npm run dev's promise: every example, wired as dev wires it, executed from the editor, ends
+	// with no node in error (the agent's tool nodes included).
+	test('every example, wired as npm run dev wires it, runs from the editor with no node in error', async () => {
+		const wired = {};
+		await step('import-all-examples', async () => {
+			model = await startOpenAiStandin({ calls: AGENT_EXAMPLE_CALLS });
+			await n8n.importCredentials([
+				e2e.documentWorkflowCredential({ id: fixtures.CREDENTIAL_ID, name: fixtures.CREDENTIAL_NAME, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey }),
+				openAiStandinCredential(model),
+			]);
+			const agentRunId = await fixtures.finishedRun(sandbox, vars.SANDBOX_WORKFLOW_ID);
+			for (const { file, workflow } of e2e.loadExamples({ ...vars, OPENAI_CREDENTIAL_ID, OPENAI_CREDENTIAL_NAME, AGENT_RUN_ID: agentRunId })) wired[file] = workflow;
+			await n8n.importWorkflows(Object.values(wired));
+		});
+		const outcomes = {};
+		for (const [file, wf] of Object.entries(wired)) {
+			await step(`run-${file}`, async () => {
+				await page.goto(`${n8n.editorUrl}/workflow/${wf.id}`);
+				await page.getByTestId('execute-workflow-button').first().click();
+				const [summary] = await waitFor(
+					async () => {
+						const list = (await n8n.listExecutions(wf.id)).filter((x) => x.status !== 'running' && x.status !== 'new');
+						return list.length ? list : null;
+					},
+					{ what: `an execution of ${file}`, timeoutMs: 120000 },
+				);
+				const run = await n8n.getExecution(summary.id);
+				const runData = run.data?.resultData?.runData || {};
+				const inError = Object.entries(runData)
+					.filter(([, runs]) => runs.some((r) => r.error))
+					.map(([name, runs]) => `${name}: ${runs.find((r) => r.error).error.message}`);
+				outcomes[file] = { status: summary.status, nodesRan: Object.keys(runData).length, inError, error: run.data?.resultData?.error?.message };
+			});
+		}
+		for (const [file, outcome] of Object.entries(outcomes)) {
+			expect({ file, ...outcome, nodesRan: outcome.nodesRan > 1 }).toEqual({ file, status: 'success', nodesRan: true, inError: [], error: undefined });
+		}
+		expect(Object.keys(outcomes).sort()).toEqual(fs.readdirSync(path.join(e2e.ROOT, 'examples')).filter((f) => f.endsWith('.json')).sort());
 	});
 });

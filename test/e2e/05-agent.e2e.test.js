@@ -55,7 +55,7 @@ run('n8n 2.41.1: the node as a tool of the AI Agent', () => {
 	beforeAll(async () => {
 		sandbox = await startSandbox();
 		const vars = await fixtures.createExampleWorkflows(sandbox.control);
-		runId = await finishedRun(sandbox, vars.SANDBOX_WORKFLOW_ID);
+		runId = await fixtures.finishedRun(sandbox, vars.SANDBOX_WORKFLOW_ID);
 		await pendingReviewTasks(sandbox, REVIEW_TASKS);
 		await sandbox.control.createEvents(
 			Array.from({ length: FAILED_EVENTS }, (_, i) => ({
@@ -76,9 +76,10 @@ run('n8n 2.41.1: the node as a tool of the AI Agent', () => {
 			e2e.documentWorkflowCredential({ id: fixtures.CREDENTIAL_ID, name: fixtures.CREDENTIAL_NAME, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey }),
 			openAiStandinCredential(standin),
 		]);
-		const loaded = e2e.loadExamples({ ...vars, OPENAI_CREDENTIAL_ID }).find((x) => x.file === 'agent-tools.json');
+		// Wired as npm run dev wires it: its question names the run the sandbox holds.
+		const loaded = e2e.loadExamples({ ...vars, OPENAI_CREDENTIAL_ID, AGENT_RUN_ID: runId }).find((x) => x.file === 'agent-tools.json');
 		example = loaded.workflow;
-		setQuestion(example, `Is run ${runId} through yet? Which review tasks are still pending, and which runs failed this week?`);
+		expect(example.nodes.find((n) => n.name === 'Question').parameters.assignments.assignments[0].value).toContain(runId);
 		// The first case runs the example as it is (its Agent, model settings and Manual Trigger).
 		for (const c of CASES) workflows[c.key] = c === CASES[0] ? example : variant(example, c);
 		await n8n.importWorkflows(Object.values(workflows));
@@ -194,13 +195,6 @@ async function submit(sandbox, workflowId, name) {
 	return await res.json();
 }
 
-/** A completed run of the example's JSON-output workflow. */
-async function finishedRun(sandbox, workflowId) {
-	const { runId } = await submit(sandbox, workflowId, 'agent-invoice.pdf');
-	await waitFor(async () => (await sandbox.control.getRun(runId).catch(() => null))?.status === 'completed', { what: 'the run to complete', intervalMs: 200 });
-	return runId;
-}
-
 /** `count` runs waiting in review, each with a pending review task. */
 async function pendingReviewTasks(sandbox, count) {
 	const wf = await sandbox.control.createWorkflow({ name: 'Needs review', triggerFormats: ['pdf'], script: [{ status: 'running', ms: 20 }, { status: 'review' }] });
@@ -219,11 +213,6 @@ async function lastSeq(sandbox) {
 }
 
 // ---------- workflows ----------
-
-function setQuestion(wf, question) {
-	const set = wf.nodes.find((n) => n.name === 'Question');
-	set.parameters.assignments.assignments.find((a) => a.name === 'question').value = question;
-}
 
 /** The example with the case's Agent version, model API and start (a copy with its own ids). */
 function variant(wf, c) {

@@ -10,7 +10,10 @@ import { errorItem, withItemIndex } from './forEachItem';
  * `whenWaiting` adds the condition on the root `waitForCompletion` parameter.
  */
 export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
-	const show = whenWaiting ? { displayOptions: { show: { '/waitForCompletion': [true] } } } : {};
+	const waiting = whenWaiting ? { '/waitForCompletion': [true] } : {};
+	const show = whenWaiting ? { displayOptions: { show: waiting } } : {};
+	// Where a file output goes: Submit Document reuses its Input Binary Field's name; Run → Wait for Completion has its own field.
+	const binaryFieldLabel = whenWaiting ? 'Input Binary Field' : 'Output Binary Field';
 	return [
 		{
 			displayName: 'Concurrent Checks',
@@ -37,7 +40,7 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			type: 'boolean',
 			default: false,
 			description:
-				'Whether to add the output a completed run captured to the item: JSON as "output", text as an "output" string, a file as a binary property (see the binary field). A run without output gets "outputError" instead of failing.',
+				`Whether to add the output a completed run captured to the item: JSON as "output", text as an "output" string, a file in the binary field named in ${binaryFieldLabel}. A run without output gets "outputError" instead of failing.`,
 			...show,
 		},
 		{
@@ -97,8 +100,9 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			type: 'string',
 			default: '',
 			description:
-				'With Include Output: the ID of the Download Output node whose output to include. Empty: the most recently started Download Output node.',
-			...show,
+				'The ID of the Download Output node whose output to include, when the workflow has several. Empty: the most recently started Download Output node.',
+			// Used only by Include Output.
+			displayOptions: { show: { ...waiting, includeOutput: [true] } },
 		},
 		{
 			displayName: 'Return Early When Status Is',

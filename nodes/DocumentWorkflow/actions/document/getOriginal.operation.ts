@@ -18,7 +18,7 @@ export const description: INodeProperties[] = [
 			'Whether to download the file itself into a binary property (under its original file name). Off: return the short-lived link (valid 5 minutes, needs no API key) and when it expires. As an AI agent\'s tool, leave it off: agents receive JSON only, never files.',
 		displayOptions: { show },
 	},
-	outputBinaryField({ ...show, download: [true] }, 'The binary property to put the downloaded file in'),
+	outputBinaryField({ ...show, download: [true] }, 'The name of the binary field to put the downloaded file in'),
 ];
 
 /** Statuses with which a file host says a link is no longer valid. */

@@ -18,7 +18,7 @@ export const description: INodeProperties[] = [
 			'Optional: the ID of the Download Output node whose output to get, when the workflow has several. Empty: the most recently started Download Output node.',
 		displayOptions: { show },
 	},
-	outputBinaryField(show, 'When the output is a file (e.g. a PDF or an image), the binary property to put it in, with its file name and media type'),
+	outputBinaryField(show, 'The name of the binary field to put the output in when it is a file (e.g. a PDF or an image), with its file name and media type'),
 ];
 
 export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {

@@ -9,7 +9,13 @@ const show = { resource: ['run'], operation: ['wait'] };
 
 export const description: INodeProperties[] = [
 	runIdField(show),
-	outputBinaryField(show, 'With Include Output, the binary property a file output goes into (an AI agent receives JSON only, never the file)'),
+	// Used only by Include Output (inside Options), so shown only once that is on. The path starts
+	// at the root ("/"): n8n 1.x resolves a top-level field's conditions only on other top-level
+	// fields or root paths, and fails every workflow with this node otherwise.
+	outputBinaryField(
+		{ ...show, '/options.includeOutput': [true] },
+		"The name of the binary field to put the run's output in when it is a file (e.g. a PDF), with its file name and media type. An AI agent receives JSON only, never the file.",
+	),
 	optionsCollection(show, waitOptionFields(false)),
 ];
 
