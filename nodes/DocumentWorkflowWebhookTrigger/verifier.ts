@@ -137,13 +137,19 @@ export async function verifyDelivery(
 		state.pending.set(event.id, { id: event.id, since: now, checkAt: now + timing.gatherMs, claim });
 		claim.open++;
 	}
-	while (claim.open > 0) {
+	while (claim.open > 0 && ownsPending(state, claim)) {
 		state.sweep ??= sweepWhenDue(ctx, state, timing).finally(() => {
 			state.sweep = undefined;
 		});
 		await state.sweep;
 	}
 	return claim.found.sort((a, b) => (String(a.id) < String(b.id) ? -1 : 1));
+}
+
+/** Whether any id is still being looked for for this claim (a guard: `open` counts them too). */
+function ownsPending(state: TriggerState, claim: Claim): boolean {
+	for (const pending of state.pending.values()) if (pending.claim === claim) return true;
+	return false;
 }
 
 async function sweepWhenDue(ctx: IWebhookFunctions, state: TriggerState, timing: VerifyTiming): Promise<void> {
