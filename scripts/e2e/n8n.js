@@ -18,7 +18,7 @@ const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 const ROOT = path.resolve(__dirname, '..', '..');
 const CACHE = process.env.E2E_CACHE || path.join(ROOT, '.e2e');
 const PACKAGE_NAME = 'n8n-nodes-document-workflow';
-const NODE_TYPES = [`${PACKAGE_NAME}.documentWorkflow`, `${PACKAGE_NAME}.documentWorkflowTrigger`];
+const NODE_TYPES = [`${PACKAGE_NAME}.documentWorkflow`, `${PACKAGE_NAME}.documentWorkflowTrigger`, `${PACKAGE_NAME}.documentWorkflowWebhookTrigger`];
 const CREDENTIAL_TYPE = 'documentWorkflowApi';
 
 /** The two n8n lines the package is tested on. `major` picks one: '2' (default) or '1'. */
