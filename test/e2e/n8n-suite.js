@@ -375,6 +375,7 @@ function defineN8nSuite(major, { port }) {
 			expect(ours.length).toBeGreaterThanOrEqual(12);
 			expect(ours.filter((d) => d.ping).length).toBeGreaterThanOrEqual(2);
 			const slowest = Math.max(...ours.map((d) => d.answeredAtMs - d.sentAtMs));
+			e2e.log(`webhook answers (ms): ${ours.map((d) => `${d.ping ? 'ping' : d.eventIds[0].slice(-4)}#${d.copy}@${d.sentAtMs - t0}:${d.answeredAtMs - d.sentAtMs}`).join(' ')}`);
 			expect(ours.every((d) => d.status === 202)).toBe(true);
 			expect(slowest).toBeLessThan(1000);
 			e2e.log(`webhook test: ${ours.length} deliveries (${ours.filter((d) => d.ping).length} pings), slowest answer ${slowest} ms; all ${expected.length} events emitted ${allEmittedAt} ms after creation`);
