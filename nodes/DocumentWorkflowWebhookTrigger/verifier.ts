@@ -15,8 +15,9 @@
  * - An event is emitted only as the API lists it: the copy from `GET /events`, never the
  *   delivered body. A read `after` the id just below a delivered id lists that id first if it
  *   is listed; an id inside the range a page covered and absent from it is not listed now. It
- *   is looked for again every `retryMs` until `lookForMs` after it arrived (ids reflect
- *   creation, not commit), then dropped with a log line.
+ *   is looked for again every `retryMs` (ids reflect creation, not commit) and dropped with a
+ *   log line once a read that started `lookForMs` or more after the delivery did not list it:
+ *   a slow API delays the emission, it never drops an event by itself.
  */
 import { createHash } from 'node:crypto';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
@@ -36,11 +37,13 @@ export interface VerifyTiming {
 	minReadGapMs: number;
 	/** How soon an id not listed yet is looked for again. */
 	retryMs: number;
-	/** How long after its delivery an id not listed is looked for before it is dropped. */
+	/** An id is dropped once a read that started this long after its delivery did not list it. */
 	lookForMs: number;
+	/** An id that could not be looked for (the API failing) is dropped this long after its delivery. */
+	giveUpMs: number;
 }
 
-export const DEFAULT_TIMING: VerifyTiming = { gatherMs: 100, minReadGapMs: 250, retryMs: 500, lookForMs: 5000 };
+export const DEFAULT_TIMING: VerifyTiming = { gatherMs: 100, minReadGapMs: 250, retryMs: 500, lookForMs: 5000, giveUpMs: 60_000 };
 
 /** Emitted ids remembered per trigger, newest kept: repeats of older ones are not recognised. */
 export const MAX_REMEMBERED_IDS = 10_000;
@@ -50,7 +53,8 @@ export const MAX_TRIGGERS = 100;
 const MAX_READS_PER_SWEEP = 10;
 /** Retries of one read: few and short, since the id is looked for again soon anyway. */
 const READ_RETRY = { maxRetries: 2, baseDelayMs: 200, maxDelayMs: 1000 };
-const READ_TIMEOUT_MS = 10_000;
+/** A slow list is waited for: dropping an event because the API is slow would lose it. */
+const READ_TIMEOUT_MS = 30_000;
 
 /** The events one delivery claimed, and how many of them are still being looked for. */
 interface Claim {
@@ -166,6 +170,8 @@ interface Page {
 	events: IDataObject[];
 	/** The greatest id the page covers; undefined when the page ends the list (it covers every greater id). */
 	coversTo?: string;
+	/** When the read was sent: the list shows every event committed before then. */
+	startedAt: number;
 }
 
 async function sweep(ctx: IWebhookFunctions, state: TriggerState, timing: VerifyTiming): Promise<void> {
@@ -179,20 +185,22 @@ async function sweep(ctx: IWebhookFunctions, state: TriggerState, timing: Verify
 		try {
 			page = await readAfter(ctx, idJustBelow(due[index]));
 		} catch (error) {
-			ctx.logger?.error(`Document Workflow Webhook Trigger: could not read the event list to verify a delivery: ${(error as Error).message}`);
-			for (const id of due.slice(index)) notListed(ctx, state, id, timing, Date.now());
+			const message = (error as Error).message;
+			ctx.logger?.error(`Document Workflow Webhook Trigger: could not read the event list to verify a delivery: ${message}`);
+			for (const id of due.slice(index)) notReadable(ctx, state, id, timing, message);
 			return;
 		}
 		reads++;
 		for (const event of page.events) found(state, event);
 		while (index < due.length && (page.coversTo === undefined || due[index] <= page.coversTo)) {
-			notListed(ctx, state, due[index], timing, Date.now());
+			notListed(ctx, state, due[index], timing, page.startedAt);
 			index++;
 		}
 	}
 }
 
 async function readAfter(ctx: IWebhookFunctions, after: string | undefined): Promise<Page> {
+	const startedAt = Date.now();
 	const qs: IDataObject = { page: 1, pageSize: PAGE_SIZE };
 	if (after) qs.after = after;
 	const response = await apiRequest<unknown>(
@@ -211,7 +219,7 @@ async function readAfter(ctx: IWebhookFunctions, after: string | undefined): Pro
 		(entry): entry is IDataObject => !!entry && typeof entry === 'object' && isUuid((entry as IDataObject).id),
 	);
 	const ids = events.map((event) => String(event.id).toLowerCase()).sort();
-	return { events, coversTo: body.data.length >= PAGE_SIZE ? ids[ids.length - 1] : undefined };
+	return { events, coversTo: body.data.length >= PAGE_SIZE ? ids[ids.length - 1] : undefined, startedAt };
 }
 
 function found(state: TriggerState, event: IDataObject): void {
@@ -225,16 +233,33 @@ function found(state: TriggerState, event: IDataObject): void {
 	pending.claim.open--;
 }
 
-function notListed(ctx: IWebhookFunctions, state: TriggerState, id: string, timing: VerifyTiming, now: number): void {
+/** A read that started at `readAt` did not list the id: looked for again, or dropped once a read started late enough missed it. */
+function notListed(ctx: IWebhookFunctions, state: TriggerState, id: string, timing: VerifyTiming, readAt: number): void {
 	const pending = state.pending.get(id);
 	if (!pending) return;
-	if (now - pending.since < timing.lookForMs) {
-		pending.checkAt = now + timing.retryMs;
+	if (readAt - pending.since < timing.lookForMs) {
+		pending.checkAt = Math.max(Date.now(), Math.min(pending.since + timing.lookForMs, readAt + timing.retryMs));
 		return;
 	}
 	state.pending.delete(id);
 	pending.claim.open--;
 	ctx.logger?.warn(
 		`Document Workflow Webhook Trigger: event ${id} was delivered but the API did not list it within ${timing.lookForMs / 1000} s, so it starts nothing (a forged delivery, a test ping, an event of another environment, or one the API lists later than that)`,
+	);
+}
+
+/** The list could not be read: the id is looked for again, until `giveUpMs` after its delivery. */
+function notReadable(ctx: IWebhookFunctions, state: TriggerState, id: string, timing: VerifyTiming, reason: string): void {
+	const pending = state.pending.get(id);
+	if (!pending) return;
+	const now = Date.now();
+	if (now - pending.since < timing.giveUpMs) {
+		pending.checkAt = now + Math.max(timing.retryMs, 1000);
+		return;
+	}
+	state.pending.delete(id);
+	pending.claim.open--;
+	ctx.logger?.error(
+		`Document Workflow Webhook Trigger: event ${id} was delivered but could not be checked against the API's event list for ${timing.giveUpMs / 1000} s, so it starts nothing (${reason})`,
 	);
 }

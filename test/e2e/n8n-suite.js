@@ -369,16 +369,30 @@ function defineN8nSuite(major, { port }) {
 			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, { headers: { 'X-Api-Key': key.key } }).then((r) => r.json());
 			const byId = new Map(api.data.map((e) => [e.id, e]));
 			for (const ev of events) expect(ev).toEqual(byId.get(ev.id));
-			// Every delivery (pings and repeats too) answered 202 at once.
+			// Every delivery (pings and repeats too) answered 202.
 			const deliveries = await c.getDeliveries();
 			const ours = deliveries.filter((d) => d.eventIds.some((id) => created.includes(id)) || d.ping);
 			expect(ours.length).toBeGreaterThanOrEqual(12);
 			expect(ours.filter((d) => d.ping).length).toBeGreaterThanOrEqual(2);
-			const slowest = Math.max(...ours.map((d) => d.answeredAtMs - d.sentAtMs));
-			e2e.log(`webhook answers (ms): ${ours.map((d) => `${d.ping ? 'ping' : d.eventIds[0].slice(-4)}#${d.copy}@${d.sentAtMs - t0}:${d.answeredAtMs - d.sentAtMs}`).join(' ')}`);
 			expect(ours.every((d) => d.status === 202)).toBe(true);
-			expect(slowest).toBeLessThan(1000);
-			e2e.log(`webhook test: ${ours.length} deliveries (${ours.filter((d) => d.ping).length} pings), slowest answer ${slowest} ms; all ${expected.length} events emitted ${allEmittedAt} ms after creation`);
+			const answers = ours.map((d) => d.answeredAtMs - d.sentAtMs).sort((a, b) => a - b);
+			e2e.log(`webhook test: ${ours.length} deliveries (${ours.filter((d) => d.ping).length} pings), answered in ${answers.join(', ')} ms; all ${expected.length} events emitted ${allEmittedAt} ms after creation`);
+
+			// The answer does not wait for the API: with every read of the list taking 12 s, the delivery
+			// is answered long before its event is read, and the execution starts after the read.
+			// (How fast n8n itself answers depends on the machine's load; the node answers before any read.)
+			const READ_DELAY_MS = 12000;
+			await c.addFault({ pathPrefix: '/events', kind: 'latency', ms: READ_DELAY_MS });
+			const [slowRead] = (await c.createEvents([{ type: 'run.failed', data: { slowRead: true } }], { orgId: org.id, returnIds: true })).ids;
+			await waitFor(async () => (await emitted()).some((e) => e.id === slowRead), { what: 'the event read slowly', timeoutMs: 90000 });
+			const slowDelivery = (await c.getDeliveries()).filter((d) => d.eventIds.includes(slowRead));
+			const firstRead = (await c.getRequests({ pathPrefix: '/events' })).find((r) => r.realTimeMs >= slowDelivery[0].sentAtMs);
+			for (const d of slowDelivery) {
+				expect(d.status).toBe(202);
+				expect(d.answeredAtMs).toBeLessThan(firstRead.realTimeMs + READ_DELAY_MS);
+			}
+			e2e.log(`webhook test, 12 s reads: answered in ${slowDelivery.map((d) => d.answeredAtMs - d.sentAtMs).join(', ')} ms`);
+			await c.clearFaults();
 			expect(n8n.packageLoadErrors()).toEqual([]);
 		});
 	});

@@ -84,6 +84,18 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		}
 	});
 
+	test('an API failing for longer than the look-for window delays the event, it does not drop it', async () => {
+		const host = await newHost();
+		// 503 for the next 15 requests: five reads fail (each tries three times), over more than 5 s.
+		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'status5xx', status: 503, count: 15 });
+		const [id] = (await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })).ids!;
+		const start = Date.now();
+		await host.post({ id });
+		await host.settled();
+		expect(Date.now() - start).toBeGreaterThan(DEFAULT_TIMING.lookForMs);
+		expect(host.emitted().map((event) => event.id)).toEqual([id]);
+	});
+
 	test('deliveries arriving close together share reads: 200 events, one delivery each, at most one read per 10', async () => {
 		const host = await newHost();
 		await env.sandbox.control.addSubscription({ url: host.url });
