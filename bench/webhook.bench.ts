@@ -164,7 +164,7 @@ test('1,000 events delivered in 10 s to the webhook trigger in a real n8n', asyn
 			{ goal: `creation to the execution's start, worst ≤ ${GOALS.worstMs / 1000} s`, figure: seconds(worst), met: worst <= GOALS.worstMs },
 			{ goal: `API reads ≤ one per ${GOALS.eventsPerRead} events`, figure: `${reads} reads for ${EVENTS} events (${round(EVENTS / Math.max(reads, 1), 1)} events per read)`, met: reads * GOALS.eventsPerRead <= EVENTS },
 			{ goal: 'forged deliveries, test pings and repeats start 0 executions', figure: `${extraExecutions} (${forged.length} forged, ${pings} pings, ${repeats} repeats)`, met: extraExecutions === 0 },
-			{ goal: 'every event starts one execution', figure: `${emitted} of ${EVENTS}`, met: emitted === EVENTS },
+			{ goal: 'every event is emitted, once', figure: `${emitted} of ${EVENTS}`, met: emitted === EVENTS },
 		];
 		writeSuiteResults({
 			suite: 'webhook',
@@ -172,7 +172,7 @@ test('1,000 events delivered in 10 s to the webhook trigger in a real n8n', asyn
 			sections: [
 				{
 					heading: '1,000 events delivered in 10 s',
-					text: `n8n ${e2e.versionInfo('2').version} (regular mode, one process, SQLite) with the packed package installed in its community-nodes folder; the example workflow \`webhook-trigger.json\` (Document Workflow Webhook Trigger on run.completed and run.failed → No Operation) active. The in-process sandbox creates ${EVENTS} events in ${BATCHES} batches over ${SPAN_MS / 1000} s and delivers each at once to the Production URL, every delivery twice, with a test ping after every ${PING_EVERY} events; the benchmark posts ${FORGED} forged deliveries (ids in the right form that the API does not list) among them. Latency: from the event's creation (real time, in the sandbox) to the start of the execution it started (n8n's \`startedAt\`), over the executions that emitted an event. Reads: every \`GET /events\` the sandbox answered during the run.`,
+					text: `n8n ${e2e.versionInfo('2').version} (regular mode, one process, SQLite) with the packed package installed in its community-nodes folder; the example workflow \`webhook-trigger.json\` (Document Workflow Webhook Trigger on run.completed and run.failed → No Operation) active. The in-process sandbox creates ${EVENTS} events in ${BATCHES} batches over ${SPAN_MS / 1000} s and delivers each at once to the Production URL, every delivery twice, with a test ping after every ${PING_EVERY} events; the benchmark posts ${FORGED} forged deliveries (ids in the right form that the API does not list) among them. Latency: from each event's creation (real time, in the sandbox) to the start of the execution that emitted it (n8n's \`startedAt\`); events one read finds are the items of one execution. Reads: every \`GET /events\` the sandbox answered during the run.`,
 					table: {
 						columns: ['figure', 'value'],
 						rows: [

@@ -10,8 +10,10 @@
  *
  * Invariants:
  * - An id is claimed by the first delivery that names it while it is neither pending nor
- *   remembered as emitted; only that delivery can emit it. A repeat gets nothing for it, so a
- *   repeated delivery starts the workflow once (in this process, while the id is remembered).
+ *   remembered as emitted. A repeat gets nothing for it, so a repeated delivery starts the
+ *   workflow once (in this process, while the id is remembered). The events one sweep finds
+ *   are all emitted by one of the deliveries waiting for it (the first whose event was found),
+ *   as the items of one execution: a burst of deliveries starts a few executions, not one each.
  * - An event is emitted only as the API lists it: the copy from `GET /events`, never the
  *   delivered body. A read `after` the id just below a delivered id lists that id first if it
  *   is listed; an id inside the range a page covered and absent from it is not listed now. It
@@ -122,8 +124,9 @@ export interface VerifyOptions {
 }
 
 /**
- * The API's copies of the delivered events this delivery is the first to name, as listed,
- * in id order. Resolves once each is found or dropped.
+ * The API's copies of events to emit from this delivery, as listed, in id order: the events
+ * found by the sweeps this delivery carried (its own and those of deliveries waiting with it),
+ * or none. Resolves once each id it was the first to name is found or dropped.
  */
 export async function verifyDelivery(
 	ctx: IWebhookFunctions,
@@ -178,6 +181,7 @@ async function sweep(ctx: IWebhookFunctions, state: TriggerState, timing: Verify
 	const started = Date.now();
 	state.lastReadAt = started;
 	const due = [...state.pending.values()].filter((pending) => pending.checkAt <= started).map((pending) => pending.id).sort();
+	const carrier: Carrier = {};
 	let index = 0;
 	let reads = 0;
 	while (index < due.length && reads < MAX_READS_PER_SWEEP) {
@@ -191,7 +195,7 @@ async function sweep(ctx: IWebhookFunctions, state: TriggerState, timing: Verify
 			return;
 		}
 		reads++;
-		for (const event of page.events) found(state, event);
+		for (const event of page.events) found(state, event, carrier);
 		while (index < due.length && (page.coversTo === undefined || due[index] <= page.coversTo)) {
 			notListed(ctx, state, due[index], timing, page.startedAt);
 			index++;
@@ -222,14 +226,21 @@ async function readAfter(ctx: IWebhookFunctions, after: string | undefined): Pro
 	return { events, coversTo: body.data.length >= PAGE_SIZE ? ids[ids.length - 1] : undefined, startedAt };
 }
 
-function found(state: TriggerState, event: IDataObject): void {
+/** The delivery that emits every event one sweep finds: one execution per sweep, not one per delivery. */
+interface Carrier {
+	claim?: Claim;
+}
+
+function found(state: TriggerState, event: IDataObject, carrier: Carrier): void {
 	const id = String(event.id).toLowerCase();
 	const pending = state.pending.get(id);
 	if (!pending) return;
 	state.pending.delete(id);
 	state.emitted.add(id);
 	if (state.emitted.size > MAX_REMEMBERED_IDS) state.emitted.delete(state.emitted.values().next().value as string);
-	pending.claim.found.push(event);
+	// Safe to hand over: every claim waits for this sweep to end before it looks at what it found.
+	carrier.claim ??= pending.claim;
+	carrier.claim.found.push(event);
 	pending.claim.open--;
 }
 

@@ -96,7 +96,7 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		expect(host.emitted().map((event) => event.id)).toEqual([id]);
 	});
 
-	test('deliveries arriving close together share reads: 200 events, one delivery each, at most one read per 10', async () => {
+	test('deliveries arriving close together share reads and executions: 200 events, one delivery each, at most one read and one execution per 10', async () => {
 		const host = await newHost();
 		await env.sandbox.control.addSubscription({ url: host.url });
 		for (let burst = 0; burst < 10; burst++) {
@@ -105,7 +105,10 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		}
 		await settle(env.sandbox, host);
 		expect(host.emitted()).toHaveLength(200);
+		expect(new Set(host.emitted().map((event) => event.id)).size).toBe(200);
 		expect(await eventReads(env.sandbox)).toBeLessThanOrEqual(20);
+		// The events one read finds start one execution: a burst starts a few, not one per delivery.
+		expect(host.executions.length).toBeLessThanOrEqual(20);
 	});
 
 	test('the delivery is answered before the API is read: a list that takes 2 s does not delay the answer', async () => {
