@@ -20,10 +20,11 @@ import type { Goal } from './results';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const e2e = require('../scripts/e2e/n8n');
 
-const EVENTS = 1000;
+/** The goals are for 1,000; BENCH_WEBHOOK_EVENTS runs the same row with fewer, e.g. to see where n8n keeps up. */
+const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1000);
 const SPAN_MS = 10_000;
 const BATCHES = 100;
-const FORGED = 50;
+const FORGED = Math.max(1, Math.round(EVENTS / 20));
 const PING_EVERY = 50;
 /** Past the trigger's look-for window (5 s): whatever a ping or a forged id could start has started by then. */
 const SETTLE_MS = 8000;
@@ -67,7 +68,7 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 	return out;
 }
 
-test('1,000 events delivered in 10 s to the webhook trigger in a real n8n', async () => {
+test(`${EVENTS} events delivered in 10 s to the webhook trigger in a real n8n`, async () => {
 	e2e.ensureInstalled('2');
 	const tgz = e2e.buildAndPack({ build: process.env.BENCH_SKIP_BUILD !== '1' });
 	const sb: Sandbox = await startSandbox();
@@ -171,7 +172,7 @@ test('1,000 events delivered in 10 s to the webhook trigger in a real n8n', asyn
 			title: 'Webhook trigger in a real n8n (subscription deliveries)',
 			sections: [
 				{
-					heading: '1,000 events delivered in 10 s',
+					heading: `${EVENTS.toLocaleString('en-US')} events delivered in 10 s`,
 					text: `n8n ${e2e.versionInfo('2').version} (regular mode, one process, SQLite) with the packed package installed in its community-nodes folder; the example workflow \`webhook-trigger.json\` (Document Workflow Webhook Trigger on run.completed and run.failed → No Operation) active. The in-process sandbox creates ${EVENTS} events in ${BATCHES} batches over ${SPAN_MS / 1000} s and delivers each at once to the Production URL, every delivery twice, with a test ping after every ${PING_EVERY} events; the benchmark posts ${FORGED} forged deliveries (ids in the right form that the API does not list) among them. Latency: from each event's creation (real time, in the sandbox) to the start of the execution that emitted it (n8n's \`startedAt\`); events one read finds are the items of one execution. Reads: every \`GET /events\` the sandbox answered during the run.`,
 					table: {
 						columns: ['figure', 'value'],
