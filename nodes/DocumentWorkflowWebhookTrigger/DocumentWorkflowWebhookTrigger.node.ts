@@ -97,15 +97,10 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 		// Answered before the API is read: a slow API never makes the service retry or time out.
 		answer(this, 202, { received: parsed.events.length });
 
-		const credentials = await this.getCredentials(CREDENTIAL_TYPE);
-		const key = triggerKey([
-			String(credentials.baseUrl ?? ''),
-			String(credentials.apiKey ?? ''),
-			String(credentials.workspaceId ?? ''),
-			this.getWorkflow().id,
-			this.getNode().id,
-			this.getMode(),
-		]);
+		// Keyed by the credential's id, not its content: no credential is read for a delivery
+		// (n8n would load and decrypt it each time); the reads load it, once per sweep.
+		const node = this.getNode();
+		const key = triggerKey([node.credentials?.[CREDENTIAL_TYPE]?.id ?? undefined, this.getWorkflow().id, node.id, this.getMode()]);
 		const events = (await verifyDelivery(this, key, parsed.events, { types: filter.types })).filter((event) => matches(filter, event));
 		if (events.length === 0) return { noWebhookResponse: true };
 		return { noWebhookResponse: true, workflowData: [events.map((json) => ({ json }))] };

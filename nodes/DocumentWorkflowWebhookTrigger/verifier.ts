@@ -2,8 +2,8 @@
  * Verifying delivered event ids against the API's event list, shared by the deliveries that
  * arrive close together.
  *
- * State lives per n8n process, one entry per trigger (a hash of the credential, the workflow,
- * the node and the mode: never the secret itself), created on first use, bounded in number,
+ * State lives per n8n process, one entry per trigger (a hash of the credential's id, the
+ * workflow, the node and the mode: never the secret itself), created on first use, bounded in number,
  * and holding no execution's context: the read is made with the context of one of the
  * deliveries waiting for it (whichever started the sweep), and nothing runs once no delivery
  * waits, so no timer is left behind.
