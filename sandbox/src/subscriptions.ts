@@ -11,7 +11,7 @@
  *
  * Forged deliveries need no route: a test POSTs whatever body it likes to the receiver.
  */
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 
 import { EngineError, iso } from './engine';
@@ -39,6 +39,8 @@ export interface SubscriptionInput {
 	pingEvery?: number;
 	/** Seed of the random delays. */
 	seed?: number;
+	/** Connections open to the URL at once (default 50), as a service's delivery pool: more deliveries wait for one. */
+	maxConnections?: number;
 }
 
 export interface SubscriptionInfo extends Required<Omit<SubscriptionInput, 'seed'>> {
@@ -66,12 +68,14 @@ export interface DeliveryRecord {
 
 interface Subscription extends SubscriptionInfo {
 	random: () => number;
+	agent: Agent;
 	sinceLastPing: number;
 	/** Events created in the current tick, waiting to be sent together (batchSize > 1). */
 	batch: Array<{ rec: EventRec; createdAtMs: number }>;
 }
 
 const DELIVERY_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_CONNECTIONS = 50;
 
 export class Subscriptions {
 	private readonly subs = new Map<string, Subscription>();
@@ -103,7 +107,9 @@ export class Subscriptions {
 			maxDelayMs: Math.max(0, Number(input.maxDelayMs ?? 0)),
 			batchSize: Math.max(1, Math.floor(Number(input.batchSize ?? 1))),
 			pingEvery: Math.max(0, Math.floor(Number(input.pingEvery ?? 0))),
+			maxConnections: Math.max(1, Math.floor(Number(input.maxConnections ?? DEFAULT_MAX_CONNECTIONS))),
 			random: seededRandom(Number(input.seed ?? 1)),
+			agent: new Agent({ keepAlive: true, maxSockets: Math.max(1, Math.floor(Number(input.maxConnections ?? DEFAULT_MAX_CONNECTIONS))) }),
 			sinceLastPing: 0,
 			batch: [],
 		};
@@ -116,6 +122,7 @@ export class Subscriptions {
 	}
 
 	remove(id: string): { deleted: boolean } {
+		this.subs.get(id)?.agent.destroy();
 		return { deleted: this.subs.delete(id) };
 	}
 
@@ -136,6 +143,7 @@ export class Subscriptions {
 	}
 
 	clear(): void {
+		for (const sub of this.subs.values()) sub.agent.destroy();
 		this.subs.clear();
 		this.log.length = 0;
 	}
@@ -188,7 +196,7 @@ export class Subscriptions {
 			const record: DeliveryRecord = { subscriptionId: sub.id, eventIds: ids, ping, copy, createdAtMs, sentAtMs: 0, status: 0, answeredAtMs: 0, answer: '' };
 			this.log.push(record);
 			const sending = new Promise<void>((resolve) => {
-				const go = () => this.post(sub.url, JSON.stringify(body), record).then(resolve);
+				const go = () => this.post(sub, JSON.stringify(body), record).then(resolve);
 				if (delay > 0) setTimeout(go, delay);
 				else go();
 			});
@@ -197,12 +205,14 @@ export class Subscriptions {
 		}
 	}
 
-	private post(url: string, text: string, record: DeliveryRecord): Promise<void> {
+	private post(sub: Subscription, text: string, record: DeliveryRecord): Promise<void> {
 		return new Promise((resolve) => {
+			// Handed to the pool: waiting for a free connection counts in the answer time.
 			record.sentAtMs = Date.now();
 			const req = request(
-				url,
+				sub.url,
 				{
+					agent: sub.agent,
 					method: 'POST',
 					headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'User-Agent': 'document-workflow-sandbox' },
 					timeout: DELIVERY_TIMEOUT_MS,
@@ -233,8 +243,8 @@ export class Subscriptions {
 	}
 
 	private info(sub: Subscription): SubscriptionInfo {
-		const { id, url, eventTypes, orgId, environment, repeats, maxDelayMs, batchSize, pingEvery } = sub;
-		return { id, url, eventTypes, orgId, environment, repeats, maxDelayMs, batchSize, pingEvery };
+		const { id, url, eventTypes, orgId, environment, repeats, maxDelayMs, batchSize, pingEvery, maxConnections } = sub;
+		return { id, url, eventTypes, orgId, environment, repeats, maxDelayMs, batchSize, pingEvery, maxConnections };
 	}
 }
 
