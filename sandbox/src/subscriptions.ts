@@ -7,7 +7,9 @@
  * it cannot list yet. Options make deliveries harder: `repeats` (each delivery sent again),
  * `maxDelayMs` (each delivery held back a random time, so they arrive out of order),
  * `batchSize` (events sent as arrays) and `pingEvery` (a test ping, never listed, after every
- * n events). A test ping can also be sent on demand. Every delivery is recorded.
+ * n events); `maxConnections` bounds the connections open to the URL at once (a delivery pool,
+ * 50 by default). A test ping can also be sent on demand. Every delivery is recorded; a failed
+ * one is not sent again.
  *
  * Forged deliveries need no route: a test POSTs whatever body it likes to the receiver.
  */
