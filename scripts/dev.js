@@ -124,6 +124,16 @@ async function main() {
 			return workflow;
 		});
 		await instance.importWorkflows(examples);
+		// The webhook trigger example: the sandbox delivers its events to the example's Production URL
+		// (what a user sets up by hand in the service); deliveries start it once it is activated.
+		const webhookUrls = [];
+		for (const workflow of examples) {
+			for (const node of workflow.nodes.filter((n) => n.type === n8n.NODE_TYPES[2])) {
+				const url = `${instance.baseUrl}/webhook/${node.webhookId}/webhook`;
+				await sandbox.control.addSubscription({ url, eventTypes: node.parameters.events || [] });
+				webhookUrls.push(url);
+			}
+		}
 
 		console.log(`
 ────────────────────────────────────────────────────────────
@@ -141,6 +151,7 @@ async function main() {
    Examples:      ${examples.map((w) => w.name.replace(/^Document Workflow: /, '')).join('; ')}
    Sandbox workflows: JSON output ${vars.SANDBOX_WORKFLOW_ID}, file output ${vars.SANDBOX_BINARY_WORKFLOW_ID}
    A file to submit (the README's first workflow): ${sampleFile.url}
+   Subscriptions: the sandbox delivers events to ${webhookUrls.join(', ') || 'nothing'} (activate the webhook example to receive them)
 
    n8n log:  ${path.relative(process.cwd(), instance.logFile)}
    Press Ctrl-C to stop everything.

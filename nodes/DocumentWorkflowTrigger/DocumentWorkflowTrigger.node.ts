@@ -8,7 +8,7 @@
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { EVENT_TYPE_OPTIONS } from '../shared/eventTypes';
+import { EVENTS_PROPERTY } from '../shared/eventFilter';
 import { pollNewEvents } from './poll';
 import { fetchTestEvents } from './testEvents';
 import { DEFAULT_OVERLAP_MINUTES, readSettings } from './triggerSettings';
@@ -35,14 +35,7 @@ export class DocumentWorkflowTrigger implements INodeType {
 				type: 'notice',
 				default: '',
 			},
-			{
-				displayName: 'Events',
-				name: 'events',
-				type: 'multiOptions',
-				options: EVENT_TYPE_OPTIONS,
-				default: [],
-				description: 'The event types that start the workflow. Leave empty for all of them.',
-			},
+			EVENTS_PROPERTY,
 			{
 				displayName: 'Options',
 				name: 'options',

@@ -31,7 +31,7 @@ import { freshStartLookBackMs, isScheduledFreshStart } from './pollInterval';
 import type { Deadlines, Envelope } from './eventList';
 import { PAGE_SIZE, asItems, deadlinesFor, listEvents, pageQuery, toCursorEvent, validEvents } from './eventList';
 import type { TriggerSettings } from './triggerSettings';
-import { matches } from './triggerSettings';
+import { matches } from '../shared/eventFilter';
 
 /** The newest `createdOn` among the events, as a lower bound of the API's clock where no `Date` header came. */
 function newestCreatedOn(events: CursorEvent[]): number {

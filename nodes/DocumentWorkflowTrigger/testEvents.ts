@@ -7,7 +7,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { asItems, deadlinesFor, listEvents, pageQuery, validEvents } from './eventList';
 import type { TriggerSettings } from './triggerSettings';
-import { describeTypes, matches } from './triggerSettings';
+import { describeTypes, matches } from '../shared/eventFilter';
 
 /** How many recent events "Fetch Test Event" returns at most. */
 export const TEST_EVENT_COUNT = 5;

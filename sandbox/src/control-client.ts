@@ -34,6 +34,7 @@ import type {
 	WorkflowPatch,
 	WorkspaceInfo,
 } from './types';
+import type { DeliveryRecord, SubscriptionInfo, SubscriptionInput } from './subscriptions';
 
 export class SandboxControlError extends Error {
 	constructor(
@@ -273,5 +274,30 @@ export class SandboxControl {
 	/** Bulk creation (50,000 in well under a second). */
 	createEvents(events: EventInput[], options: { orgId?: string; returnIds?: boolean } = {}): Promise<CreateEventsResult> {
 		return this.call('POST', '/events/bulk', { events, ...options });
+	}
+
+	// ---- subscriptions (subscriptions.ts) ----
+
+	/** Registers a URL: each event created from now on is delivered to it (see SubscriptionInput for repeats, delays, batches and pings). */
+	addSubscription(input: SubscriptionInput): Promise<SubscriptionInfo> {
+		return this.call('POST', '/subscriptions', input);
+	}
+
+	listSubscriptions(): Promise<SubscriptionInfo[]> {
+		return this.call('GET', '/subscriptions');
+	}
+
+	removeSubscription(id: string): Promise<{ deleted: boolean }> {
+		return this.call('DELETE', `/subscriptions/${encodeURIComponent(id)}`);
+	}
+
+	/** Sends a test ping (never listed) to the subscription's URL now; returns the ping's id. */
+	pingSubscription(id: string): Promise<{ id: string }> {
+		return this.call('POST', `/subscriptions/${encodeURIComponent(id)}/ping`);
+	}
+
+	/** Every delivery so far (each copy of a repeated one too), in the order they were queued. */
+	getDeliveries(filter: { subscriptionId?: string } = {}): Promise<DeliveryRecord[]> {
+		return this.call('GET', `/deliveries${filter.subscriptionId ? `?subscriptionId=${encodeURIComponent(filter.subscriptionId)}` : ''}`);
 	}
 }

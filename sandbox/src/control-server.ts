@@ -5,6 +5,8 @@ import type { Engine } from './engine';
 import { DEFAULT_ORG_ID, EngineError, iso } from './engine';
 import { uuid } from './ids';
 import type { FaultInjector, RateLimiter, RequestLog } from './infra';
+import type { Subscriptions } from './subscriptions';
+import { subscriptionRoutes } from './subscriptions';
 import type {
 	ClockInfo,
 	CreateEventsResult,
@@ -24,6 +26,7 @@ export interface ControlDeps {
 	limiter: RateLimiter;
 	info: () => SandboxInfo;
 	reset: () => void;
+	subscriptions: Subscriptions;
 }
 
 type Body = Record<string, unknown>;
@@ -263,6 +266,8 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 				};
 			},
 		],
+		// subscriptions (subscriptions.ts)
+		...subscriptionRoutes(deps.subscriptions),
 	];
 
 	function docMatch(d: { orgId: string; workflowId: string }, q: URLSearchParams): boolean {

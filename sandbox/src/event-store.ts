@@ -41,6 +41,16 @@ export interface EventQuery {
 
 export class EventStore {
 	private readonly lists = new Map<string, EventRec[]>();
+	/** Told of every event created, as it is created (subscriptions deliver from here). */
+	private readonly createdListeners = new Set<(rec: EventRec) => void>();
+
+	onCreated(listener: (rec: EventRec) => void): void {
+		this.createdListeners.add(listener);
+	}
+
+	private created(rec: EventRec): void {
+		for (const listener of this.createdListeners) listener(rec);
+	}
 
 	clear(): void {
 		this.lists.clear();
@@ -69,6 +79,7 @@ export class EventStore {
 		const l = this.list(orgId, env);
 		if (l.length === 0 || l[l.length - 1]!.id < rec.id) l.push(rec);
 		else l.splice(bound(l, rec.id, false), 0, rec);
+		this.created(rec);
 		return rec;
 	}
 
@@ -93,6 +104,7 @@ export class EventStore {
 			out[i] = rec;
 		}
 		for (const l of touched) l.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+		for (const rec of out) this.created(rec);
 		return out;
 	}
 

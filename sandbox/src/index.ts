@@ -8,7 +8,8 @@
  * This module starts them (`startSandbox`). The folder, one concern per module: `api-server.ts`
  * (the public API's routes), `files-server.ts` (the file-link origin), `control-server.ts` and
  * `control-client.ts` (the control API and its typed client), `engine.ts` (domain state and the
- * run state machine), `event-store.ts` (the 7-day event window), `infra.ts` (rate limits, fault
+ * run state machine), `event-store.ts` (the 7-day event window), `subscriptions.ts` (deliveries to
+ * registered URLs), `infra.ts` (rate limits, fault
  * injection, the request log), `http-util.ts` (per-request context and problem details),
  * `ids.ts`, `formats.ts`, `seed.ts` (demo data), `types.ts` and `cli.ts` (`npm run sandbox`).
  */
@@ -28,6 +29,7 @@ import { filesHandler } from './files-server';
 import { newApiKey, uuid } from './ids';
 import { FaultInjector, RateLimiter, RequestLog } from './infra';
 import { seedDemo } from './seed';
+import { Subscriptions } from './subscriptions';
 import type { SandboxInfo } from './types';
 import { ALL_FORMATS, ALL_SCOPES } from './types';
 
@@ -36,6 +38,7 @@ export type * from './types';
 export { ALL_FORMATS, ALL_SCOPES, EVENT_TYPES, FINAL_RUN_STATUSES, REVIEW_TASK_STATUSES, TEST_PING_EVENT_TYPE } from './types';
 export { detectFormat } from './formats';
 export { filesOriginApiKeySightingsInProcess } from './infra';
+export type { DeliveryRecord, SubscriptionInfo, SubscriptionInput } from './subscriptions';
 
 export interface SandboxOptions {
 	/** Default 127.0.0.1. */
@@ -60,6 +63,8 @@ export interface Sandbox extends SandboxInfo {
 	control: SandboxControl;
 	/** In-process access to the state (tests in the same process only). */
 	engine: Engine;
+	/** In-process access to the subscriptions (e.g. to wait until every delivery is answered). */
+	subscriptions: Subscriptions;
 	stop(): Promise<void>;
 }
 
@@ -82,6 +87,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const idempotency = new Map<string, 'in_flight' | 'completed'>();
 	const tmpDir = mkdtempSync(join(tmpdir(), 'dw-sandbox-'));
 	const linkSecret = randomBytes(32).toString('hex');
+	const subscriptions = new Subscriptions(engine);
+	engine.events.onCreated((rec) => subscriptions.onCreated(rec));
 
 	const ids = {
 		apiKey: options.apiKey ?? newApiKey(),
@@ -108,6 +115,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		faults.clear();
 		limiter.clear();
 		idempotency.clear();
+		subscriptions.clear();
 		engine.createOrg({ id: DEFAULT_ORG_ID, name: 'Default organization', defaultWorkspaceId: ids.workspaceId });
 		engine.createKey({ id: ids.apiKeyId, key: ids.apiKey, name: 'sandbox key (all scopes)', scopes: [...ALL_SCOPES], environment: 'prod' });
 		engine.createWorkflow({
@@ -126,7 +134,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		apiHandler({ engine, log, faults, limiter, tmpDir, linkSecret, idempotency, fileBaseUrl: () => urls.files }),
 	);
 	const filesServer = createServer(filesHandler({ engine, log, faults, linkSecret }));
-	const controlServer = createServer(controlHandler({ engine, log, faults, limiter, info, reset }));
+	const controlServer = createServer(controlHandler({ engine, log, faults, limiter, info, reset, subscriptions }));
 	for (const s of [apiServer, filesServer, controlServer]) {
 		s.keepAliveTimeout = 5000;
 		s.requestTimeout = 0; // 200 MB uploads may take a while
@@ -169,5 +177,5 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		rmSync(tmpDir, { recursive: true, force: true });
 	};
 
-	return { ...info(), control: new SandboxControl(urls.control), engine, stop };
+	return { ...info(), control: new SandboxControl(urls.control), engine, subscriptions, stop };
 }

@@ -138,6 +138,8 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 }
 
 (async () => {
+	// BENCH_SUITES (see bench/jest.bench.config.js) names the suites to run; this one is `n8n-baseline`.
+	if (process.env.BENCH_SUITES && !process.env.BENCH_SUITES.split(',').map((name) => name.trim()).includes('n8n-baseline')) return;
 	e2e.ensureInstalled('2');
 	sbx.buildSandbox();
 	const { startSandbox } = require(path.join(sbx.BUILD_DIR, 'sandbox', 'src', 'index.js'));

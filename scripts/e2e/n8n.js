@@ -18,7 +18,7 @@ const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 const ROOT = path.resolve(__dirname, '..', '..');
 const CACHE = process.env.E2E_CACHE || path.join(ROOT, '.e2e');
 const PACKAGE_NAME = 'n8n-nodes-document-workflow';
-const NODE_TYPES = [`${PACKAGE_NAME}.documentWorkflow`, `${PACKAGE_NAME}.documentWorkflowTrigger`];
+const NODE_TYPES = [`${PACKAGE_NAME}.documentWorkflow`, `${PACKAGE_NAME}.documentWorkflowTrigger`, `${PACKAGE_NAME}.documentWorkflowWebhookTrigger`];
 const CREDENTIAL_TYPE = 'documentWorkflowApi';
 
 /**
@@ -461,14 +461,17 @@ class N8nInstance {
 	/** Executions of a workflow (newest first), summaries only; pages through all of them. */
 	async listExecutions(workflowId) {
 		const all = [];
-		let lastId;
+		let position = '';
 		for (;;) {
 			const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-			const page = await this.rest('GET', `/rest/executions?filter=${filter}&limit=100${lastId ? `&lastId=${lastId}` : ''}`);
+			const page = await this.rest('GET', `/rest/executions?filter=${filter}&limit=100${position}`);
 			const results = Array.isArray(page) ? page : page.results || page.data?.results || [];
 			all.push(...results);
 			if (results.length < 100) break;
-			lastId = results[results.length - 1].id;
+			// n8n 2.41 pages with a cursor (and refuses lastId); 1.x with lastId.
+			const cursor = page?.nextCursor ?? page?.data?.nextCursor;
+			if (cursor === null) break;
+			position = typeof cursor === 'string' ? `&cursor=${encodeURIComponent(cursor)}` : `&lastId=${results[results.length - 1].id}`;
 		}
 		return all;
 	}

@@ -90,6 +90,12 @@ class Control {
 	fileOriginSawApiKey() {
 		return this.call('GET', '/files-origin').then((r) => r.sawApiKey);
 	}
+	addSubscription(input) {
+		return this.call('POST', '/subscriptions', input);
+	}
+	getDeliveries(filter = {}) {
+		return this.call('GET', `/deliveries?${new URLSearchParams(filter)}`);
+	}
 }
 
 /**

@@ -2,7 +2,8 @@
 /**
  * The end-to-end suite for one n8n line: a real n8n with the packed package installed in its
  * community-nodes folder, the in-process sandbox, the example workflows executed through
- * `n8n execute`, and the polling trigger activated and followed across scheduled polls and a
+ * `n8n execute`, the webhook trigger active and receiving the sandbox's deliveries, and the
+ * polling trigger activated and followed across scheduled polls and a
  * restart. Used by 01-n8n2.e2e.test.js and 02-n8n1.e2e.test.js.
  */
 const crypto = require('node:crypto');
@@ -13,6 +14,7 @@ const { lines, latestTgz, startSandbox, waitFor, outputOf } = require('./helpers
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRIGGER_EVENTS = ['run.completed', 'run.failed', 'review.created'];
+const WEBHOOK_EVENTS = ['run.completed', 'run.failed'];
 const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
 
 function defineN8nSuite(major, { port }) {
@@ -297,6 +299,100 @@ function defineN8nSuite(major, { port }) {
 			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, { headers: { 'X-Api-Key': key.key } }).then((r) => r.json());
 			const byId = new Map(api.data.map((e) => [e.id, e]));
 			for (const ev of events) expect(ev).toEqual(byId.get(ev.id));
+			expect(n8n.packageLoadErrors()).toEqual([]);
+		});
+
+		test('(f) the webhook trigger, active, starts once per listed event from real deliveries; forged, pings, repeats and malformed bodies start nothing', async () => {
+			const c = sandbox.control;
+			// A separate organization, so only this test's events are listed for the trigger's key.
+			const org = await c.createOrg({ name: `e2e webhook ${info.version}` });
+			const key = await c.createKey({ orgId: org.id, name: 'e2e webhook' });
+			const credId = 'dwWebhookCred001';
+			await n8n.importCredentials([
+				e2e.documentWorkflowCredential({ id: credId, name: 'Document Workflow API (webhook org)', baseUrl: sandbox.baseUrl, apiKey: key.key }),
+			]);
+			const wf = JSON.parse(JSON.stringify(examples['webhook-trigger']));
+			const trigger = wf.nodes.find((n) => n.type === e2e.NODE_TYPES[2]);
+			expect(trigger.parameters.events).toEqual(WEBHOOK_EVENTS);
+			trigger.credentials = { documentWorkflowApi: { id: credId, name: 'Document Workflow API (webhook org)' } };
+			await n8n.importWorkflows([wf]);
+			await n8n.activateWorkflow(wf.id);
+			await n8n.restart();
+			const url = `${n8n.baseUrl}/webhook/${trigger.webhookId}/webhook`;
+			const post = (body) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+			// The node answers a malformed body itself: 400, naming what was wrong.
+			await waitFor(async () => (await post({ id: 'not-an-id' })).status === 400, { what: 'the active webhook', timeoutMs: 60000 });
+			const bad = await post([{ id: 'not-an-id', type: 'run.completed' }]);
+			expect(bad.status).toBe(400);
+			expect((await bad.json()).error).toMatch(/Event 0 of the delivery has the id "not-an-id", which is not an event id/);
+
+			// Real deliveries: each sent twice, held back up to 300 ms (out of order), a test ping every 3 events.
+			await c.addSubscription({ url, orgId: org.id, repeats: 1, maxDelayMs: 300, pingEvery: 3, seed: 5 });
+			const t0 = Date.now();
+			const created = (
+				await c.createEvents(
+					[
+						{ type: 'run.completed', data: { n: 1 } },
+						{ type: 'run.failed', data: { n: 2 } },
+						{ type: 'document.received', data: { n: 3 } },
+						{ type: 'run.completed', data: { n: 4 } },
+						{ type: 'review.created', data: { n: 5 } },
+						{ type: 'run.completed', data: { n: 6, late: '2s' }, commitDelayMs: 2000 },
+					],
+					{ orgId: org.id, returnIds: true },
+				)
+			).ids;
+			const expected = [created[0], created[1], created[3], created[5]];
+			// A forged delivery: an id in the right form that the API does not list.
+			const forged = `${Date.now().toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-${crypto.randomBytes(6).toString('hex')}`;
+			expect((await post({ id: forged, type: 'run.completed', data: { forged: true } })).status).toBe(202);
+
+			const emitted = async () => {
+				const items = [];
+				for (const ex of await n8n.listExecutions(wf.id)) {
+					const full = await n8n.getExecution(ex.id);
+					items.push(...(e2e.N8nInstance.nodeOutput({ data: full.data }, trigger.name) || []));
+				}
+				return items.map((i) => i.json);
+			};
+			await waitFor(async () => {
+				const ids = (await emitted()).map((e) => e.id);
+				return expected.every((id) => ids.includes(id));
+			}, { what: 'every selected event in the executions', timeoutMs: 60000 });
+			const allEmittedAt = Date.now() - t0;
+			// Past the look-for window (5 s) of the ping and the forged id: nothing more may start.
+			await e2e.sleep(8000);
+			const events = await emitted();
+			expect(events.map((e) => e.id).sort()).toEqual([...expected].sort());
+			// Each item is the event exactly as the API lists it.
+			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, { headers: { 'X-Api-Key': key.key } }).then((r) => r.json());
+			const byId = new Map(api.data.map((e) => [e.id, e]));
+			for (const ev of events) expect(ev).toEqual(byId.get(ev.id));
+			// Every delivery (pings and repeats too) answered 202.
+			const deliveries = await c.getDeliveries();
+			const ours = deliveries.filter((d) => d.eventIds.some((id) => created.includes(id)) || d.ping);
+			expect(ours.length).toBeGreaterThanOrEqual(12);
+			expect(ours.filter((d) => d.ping).length).toBeGreaterThanOrEqual(2);
+			expect(ours.every((d) => d.status === 202)).toBe(true);
+			const answers = ours.map((d) => d.answeredAtMs - d.sentAtMs).sort((a, b) => a - b);
+			e2e.log(`webhook test: ${ours.length} deliveries (${ours.filter((d) => d.ping).length} pings), answered in ${answers.join(', ')} ms; all ${expected.length} events emitted ${allEmittedAt} ms after creation`);
+
+			// The answer does not wait for the API: with every read of the list taking 12 s, the delivery
+			// is answered long before its event is read, and the execution starts after the read.
+			// (How fast n8n itself answers depends on the machine's load; the node answers before any read.)
+			const READ_DELAY_MS = 12000;
+			await c.addFault({ pathPrefix: '/events', kind: 'latency', ms: READ_DELAY_MS });
+			const [slowRead] = (await c.createEvents([{ type: 'run.failed', data: { slowRead: true } }], { orgId: org.id, returnIds: true })).ids;
+			await waitFor(async () => (await emitted()).some((e) => e.id === slowRead), { what: 'the event read slowly', timeoutMs: 90000 });
+			const slowDelivery = (await c.getDeliveries()).filter((d) => d.eventIds.includes(slowRead));
+			const firstRead = (await c.getRequests({ pathPrefix: '/events' })).find((r) => r.realTimeMs >= slowDelivery[0].sentAtMs);
+			for (const d of slowDelivery) {
+				expect(d.status).toBe(202);
+				expect(d.answeredAtMs).toBeLessThan(firstRead.realTimeMs + READ_DELAY_MS);
+			}
+			e2e.log(`webhook test, 12 s reads: answered in ${slowDelivery.map((d) => d.answeredAtMs - d.sentAtMs).join(', ')} ms`);
+			await c.clearFaults();
 			expect(n8n.packageLoadErrors()).toEqual([]);
 		});
 	});

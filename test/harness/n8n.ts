@@ -14,7 +14,8 @@
  * fixtures); `triggerHost.ts` (an n8n stand-in that keeps the trigger's static data across
  * polls and restarts); `journal.ts` with `key-scan.setup.ts`/`key-scan.teardown.ts` (the API key
  * scan of everything the nodes produce); `env.ts` with `temp-folders.setup.ts`/
- * `temp-folders.teardown.ts` (n8n's user folder per test file, removed after the run).
+ * `temp-folders.teardown.ts` (n8n's user folder per test file, removed after the run);
+ * `webhookHost.ts` (the webhook trigger behind a real HTTP listener, as n8n's webhook server runs it).
  */
 import { Container } from '@n8n/di';
 import { BinaryDataConfig, BinaryDataService, ExecuteContext, ExecutionLifecycleHooks, PollContext, RoutingNode, WorkflowExecute } from 'n8n-core';
@@ -43,6 +44,7 @@ import { randomUUID } from 'node:crypto';
 import { DocumentWorkflowApi } from '../../credentials/DocumentWorkflowApi.credentials';
 import { DocumentWorkflow } from '../../nodes/DocumentWorkflow/DocumentWorkflow.node';
 import { DocumentWorkflowTrigger } from '../../nodes/DocumentWorkflowTrigger/DocumentWorkflowTrigger.node';
+import { DocumentWorkflowWebhookTrigger } from '../../nodes/DocumentWorkflowWebhookTrigger/DocumentWorkflowWebhookTrigger.node';
 import { captureN8nLogger, journal, journalError, journalSecret, renderData, scanThisFile } from './journal';
 
 // Key scan (see journal.ts): n8n's logger writes into the journal, and each test file ends
@@ -53,6 +55,7 @@ if (typeof afterAll === 'function') afterAll(() => scanThisFile());
 export const PACKAGE = 'n8n-nodes-document-workflow';
 export const ACTION_NODE_TYPE = `${PACKAGE}.documentWorkflow`;
 export const TRIGGER_NODE_TYPE = `${PACKAGE}.documentWorkflowTrigger`;
+export const WEBHOOK_TRIGGER_NODE_TYPE = `${PACKAGE}.documentWorkflowWebhookTrigger`;
 const INPUT_NODE_TYPE = 'test.items';
 
 /** A file for an input item; stored through n8n's binary helpers when the input node runs. */
@@ -125,6 +128,7 @@ class NodeTypesRegistry implements INodeTypes {
 		// n8n offers every usableAsTool node as `<type>Tool` too; an AI agent runs that one.
 		[`${ACTION_NODE_TYPE}Tool`]: { type: new DocumentWorkflow(), sourcePath: '' },
 		[TRIGGER_NODE_TYPE]: { type: withPollTimes(new DocumentWorkflowTrigger()), sourcePath: '' },
+		[WEBHOOK_TRIGGER_NODE_TYPE]: { type: new DocumentWorkflowWebhookTrigger(), sourcePath: '' },
 		[INPUT_NODE_TYPE]: { type: new TestItemsNode(), sourcePath: '' },
 	};
 
@@ -208,7 +212,7 @@ export interface DocumentWorkflowCredentials {
 	workspaceId?: string;
 }
 
-function additionalDataFor(
+export function additionalDataFor(
 	credentials: DocumentWorkflowCredentials,
 	hooks?: ExecutionLifecycleHooks,
 	executionId?: string,

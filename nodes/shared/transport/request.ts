@@ -18,6 +18,7 @@ import type {
 	IN8nHttpFullResponse,
 	INode,
 	IPollFunctions,
+	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
@@ -32,8 +33,8 @@ import { asJson, lowerCaseHeaders } from './responses';
 import type { PathTemplate } from './url';
 import { buildPath, normalizeBaseUrl } from './url';
 
-/** The contexts that may call the API: the action node and the polling trigger. */
-export type ApiContext = IExecuteFunctions | IPollFunctions;
+/** The contexts that may call the API: the action node, the polling trigger and the webhook trigger. */
+export type ApiContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
 
 export interface ApiRequest extends PathTemplate {
 	method: IHttpRequestMethods;

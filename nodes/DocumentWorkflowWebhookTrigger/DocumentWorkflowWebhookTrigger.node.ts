@@ -1,0 +1,108 @@
+/**
+ * The Document Workflow Webhook Trigger: starts the workflow when the service delivers an
+ * event to a subscription set up by hand with this node's URL. A delivery is a doorbell, not a
+ * fact: the node answers it at once, then emits only the API's own copy of each event it
+ * names that the event list shows (`verifier.ts`). `delivery.ts` reads the body's ids,
+ * `eventIds.ts` the id to read after; the folder's reasoning is in `README.md`.
+ */
+import type {
+	IDataObject,
+	IHookFunctions,
+	INodeType,
+	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { EVENTS_PROPERTY, matches, readEventFilter } from '../shared/eventFilter';
+import type { EventFilter } from '../shared/eventFilter';
+import { CREDENTIAL_TYPE } from '../shared/credentialType';
+import { parseDelivery } from './delivery';
+import { triggerKey, verifyDelivery } from './verifier';
+
+/** The notice's words: the set-up steps (docs/webhook-trigger.md quotes them). */
+export const SETUP_NOTICE =
+	'Set up by hand: in the Document Workflow service\'s settings, create a subscription with this node\'s Production URL (shown above under "Webhook URLs") and the event types you want. Deliveries are not signed, so each delivered event is checked against the API\'s event list and only the API\'s own copy is emitted, once.';
+
+/** A plain JSON answer, written at once through the response object (n8n then sends nothing itself). */
+function answer(ctx: IWebhookFunctions, status: number, body: IDataObject): void {
+	const res = ctx.getResponseObject();
+	const text = JSON.stringify(body);
+	res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+	res.end(text);
+}
+
+export class DocumentWorkflowWebhookTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Document Workflow Webhook Trigger',
+		name: 'documentWorkflowWebhookTrigger',
+		icon: { light: 'file:documentWorkflow.svg', dark: 'file:documentWorkflow.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{"Events: " + ($parameter["events"].length ? $parameter["events"].join(", ") : "all")}}',
+		description: 'Starts the workflow as soon as the service delivers a Document Workflow event',
+		defaults: { name: 'Document Workflow Webhook Trigger' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: 'POST',
+				responseMode: 'onReceived',
+				path: 'webhook',
+			},
+		],
+		properties: [
+			{
+				displayName: SETUP_NOTICE,
+				name: 'notice',
+				type: 'notice',
+				default: '',
+			},
+			EVENTS_PROPERTY,
+		],
+	};
+
+	// The subscription is set up by hand in the service (the API has no endpoint for it), so
+	// there is nothing to check, create or delete; n8n requires the three methods all the same.
+	webhookMethods = {
+		default: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				return true;
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				return true;
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return true;
+			},
+		},
+	};
+
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		const parsed = parseDelivery(this.getBodyData() as unknown);
+		if (!parsed.ok) {
+			answer(this, 400, { error: parsed.message });
+			return { noWebhookResponse: true };
+		}
+		let filter: EventFilter;
+		try {
+			filter = readEventFilter(this.getNode(), this.getNodeParameter('events', []));
+		} catch (error) {
+			answer(this, 500, { error: `The trigger's settings are invalid: ${(error as Error).message}` });
+			return { noWebhookResponse: true };
+		}
+		// Answered before the API is read: a slow API never makes the service retry or time out.
+		answer(this, 202, { received: parsed.events.length });
+
+		// Keyed by the credential's id, not its content: no credential is read for a delivery
+		// (n8n would load and decrypt it each time); the reads load it, once per sweep.
+		const node = this.getNode();
+		const key = triggerKey([node.credentials?.[CREDENTIAL_TYPE]?.id ?? undefined, this.getWorkflow().id, node.id, this.getMode()]);
+		const events = (await verifyDelivery(this, key, parsed.events, { types: filter.types })).filter((event) => matches(filter, event));
+		if (events.length === 0) return { noWebhookResponse: true };
+		return { noWebhookResponse: true, workflowData: [events.map((json) => ({ json }))] };
+	}
+}

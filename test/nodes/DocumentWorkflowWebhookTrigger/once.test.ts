@@ -1,0 +1,139 @@
+/**
+ * Once per event, and soon: repeated and out-of-order deliveries start the workflow once per
+ * event; an event delivered before the API lists it is found on a retry, or dropped with a log
+ * line after the look-for window; close deliveries share reads; the answer comes before the
+ * API is read.
+ */
+import { DEFAULT_TIMING, forgetAll, verifierSize } from '../../../nodes/DocumentWorkflowWebhookTrigger/verifier';
+import { captureWarnings } from '../../harness/triggerHost';
+import { useSandbox } from '../../harness/sandbox';
+import { eventReads, listedCopies, settle, useHosts } from './helpers';
+
+const env = useSandbox();
+const newHost = useHosts(env);
+
+const counts = (ids: unknown[]) => {
+	const map = new Map<string, number>();
+	for (const id of ids) map.set(String(id), (map.get(String(id)) ?? 0) + 1);
+	return map;
+};
+
+describe('Document Workflow Webhook Trigger: once per event', () => {
+	test('repeated deliveries (each sent three times) start the workflow once per event', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addSubscription({ url: host.url, repeats: 2 });
+		const created = await env.sandbox.control.createEvents(
+			Array.from({ length: 20 }, (_, n) => ({ type: 'run.completed', data: { n } })),
+			{ returnIds: true },
+		);
+		await settle(env.sandbox, host);
+		expect((await env.sandbox.control.getDeliveries()).length).toBe(60);
+		const emitted = counts(host.emitted().map((event) => event.id));
+		expect([...emitted.keys()].sort()).toEqual([...created.ids!].sort());
+		expect([...emitted.values()].every((n) => n === 1)).toBe(true);
+		// A repeat long after the first delivery is still recognised.
+		const listed = await listedCopies(env.sandbox);
+		await host.post(listed.get(created.ids![0]));
+		await host.settled();
+		expect(host.emitted()).toHaveLength(20);
+	});
+
+	test('out-of-order deliveries, also as arrays, emit every event once, each as listed', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addSubscription({ url: host.url, maxDelayMs: 400, seed: 3, batchSize: 4, repeats: 1 });
+		const created = await env.sandbox.control.createEvents(
+			Array.from({ length: 30 }, (_, n) => ({ type: n % 2 ? 'run.failed' : 'review.completed', data: { n } })),
+			{ returnIds: true },
+		);
+		await settle(env.sandbox, host);
+		const order = (await env.sandbox.control.getDeliveries()).sort((a, b) => a.answeredAtMs - b.answeredAtMs).flatMap((d) => d.eventIds);
+		expect(order.slice(0, 30)).not.toEqual(created.ids);
+		const emitted = counts(host.emitted().map((event) => event.id));
+		expect(emitted.size).toBe(30);
+		expect([...emitted.values()].every((n) => n === 1)).toBe(true);
+		const listed = await listedCopies(env.sandbox);
+		for (const event of host.emitted()) expect(event).toEqual(listed.get(String(event.id)));
+	});
+
+	test('an event delivered before the API lists it is looked for again and found', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addSubscription({ url: host.url });
+		const created = await env.sandbox.control.createEvents([{ type: 'run.completed', commitDelayMs: 1500 }], { returnIds: true });
+		const start = Date.now();
+		await settle(env.sandbox, host);
+		expect(host.emitted().map((event) => event.id)).toEqual(created.ids);
+		expect(host.executions[0].at - start).toBeGreaterThanOrEqual(1400);
+		expect(await eventReads(env.sandbox)).toBeGreaterThanOrEqual(2);
+	});
+
+	test('an event still not listed after the look-for window is dropped with a log line', async () => {
+		const host = await newHost();
+		const warnings = captureWarnings();
+		try {
+			await env.sandbox.control.addSubscription({ url: host.url });
+			const start = Date.now();
+			const [late] = (await env.sandbox.control.createEvents([{ type: 'run.completed', commitDelayMs: 60_000 }], { returnIds: true })).ids!;
+			await settle(env.sandbox, host);
+			expect(Date.now() - start).toBeGreaterThanOrEqual(DEFAULT_TIMING.lookForMs);
+			expect(Date.now() - start).toBeLessThan(DEFAULT_TIMING.lookForMs + 3000);
+			expect(host.executions).toHaveLength(0);
+			expect(warnings.messages.filter((m) => m.includes(late))).toHaveLength(1);
+			expect(verifierSize().pending).toBe(0);
+		} finally {
+			warnings.restore();
+		}
+	});
+
+	test('an API failing for longer than the look-for window delays the event, it does not drop it', async () => {
+		const host = await newHost();
+		// 503 for the next 15 requests: five reads fail (each tries three times), over more than 5 s.
+		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'status5xx', status: 503, count: 15 });
+		const [id] = (await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })).ids!;
+		const start = Date.now();
+		await host.post({ id });
+		await host.settled();
+		expect(Date.now() - start).toBeGreaterThan(DEFAULT_TIMING.lookForMs);
+		expect(host.emitted().map((event) => event.id)).toEqual([id]);
+	});
+
+	test('deliveries arriving close together share reads and executions: 200 events, one delivery each, at most one read and one execution per 10', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addSubscription({ url: host.url });
+		for (let burst = 0; burst < 10; burst++) {
+			await env.sandbox.control.createEvents(Array.from({ length: 20 }, (_, n) => ({ type: 'run.completed', data: { burst, n } })));
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+		await settle(env.sandbox, host);
+		expect(host.emitted()).toHaveLength(200);
+		expect(new Set(host.emitted().map((event) => event.id)).size).toBe(200);
+		expect(await eventReads(env.sandbox)).toBeLessThanOrEqual(20);
+		// The events one read finds start one execution: a burst starts a few, not one per delivery.
+		expect(host.executions.length).toBeLessThanOrEqual(20);
+	});
+
+	test('the delivery is answered before the API is read: a list that takes 2 s does not delay the answer', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'latency', ms: 2000 });
+		const [id] = (await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })).ids!;
+		const answer = await host.post({ id, type: 'run.completed' });
+		expect(answer.status).toBe(202);
+		expect(JSON.parse(answer.body)).toEqual({ received: 1 });
+		expect(answer.ms).toBeLessThan(500);
+		expect(host.executions).toHaveLength(0);
+		await host.settled();
+		expect(host.emitted().map((event) => event.id)).toEqual([id]);
+	});
+
+	test('what a restart of n8n forgets: a repeat after it starts the workflow again (the docs say so)', async () => {
+		const host = await newHost();
+		const [id] = (await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })).ids!;
+		await host.post({ id });
+		await host.post({ id });
+		await host.settled();
+		expect(host.executions).toHaveLength(1);
+		forgetAll();
+		await host.post({ id });
+		await host.settled();
+		expect(host.executions).toHaveLength(2);
+	});
+});
