@@ -26,6 +26,8 @@ export interface EventHint {
 	named: Set<string>;
 	/** Run events that named no run the watcher knows: runs ended, but which is not said. */
 	unnamed: number;
+	/** False when the read skipped pages to reach the newest: it may have missed run events. */
+	complete: boolean;
 }
 
 const RUN_EVENT = /^run\./;
@@ -62,13 +64,13 @@ export class RunEventReader {
 	 * waits on or saw end. Undefined when the list could not be read: then nothing is known.
 	 */
 	async read(ctx: IExecuteFunctions, signal: AbortSignal, known: (runId: string) => boolean): Promise<EventHint | undefined> {
-		const hint: EventHint = { named: new Set(), unnamed: 0 };
+		const hint: EventHint = { named: new Set(), unnamed: 0, complete: true };
 		const now = Date.now();
 		let events: IDataObject[];
 		try {
 			// The first read only finds where the list ends: it tells nothing about the runs due.
 			if (!this.anchored) return await this.anchor(ctx, signal);
-			events = await this.readSince(ctx, signal);
+			events = await this.readSince(ctx, signal, hint);
 		} catch {
 			// No `events:read` scope, say: the waits go on with their own checks only.
 			if (!signal.aborted) this.unusableUntil = now + RETRY_AFTER_FAILURE_MS;
@@ -106,7 +108,7 @@ export class RunEventReader {
 	}
 
 	/** Pages by key from an id read `OVERLAP_MS` ago; past `MAX_PAGES`, on to the newest page. */
-	private async readSince(ctx: IExecuteFunctions, signal: AbortSignal): Promise<IDataObject[]> {
+	private async readSince(ctx: IExecuteFunctions, signal: AbortSignal, hint: EventHint): Promise<IDataObject[]> {
 		const fresh: IDataObject[] = [];
 		let after = this.overlapStart();
 		for (let read = 0; ; read++) {
@@ -114,6 +116,7 @@ export class RunEventReader {
 			fresh.push(...this.remember(page.data));
 			if (page.data.length < PAGE_SIZE || page.pages <= 1) return fresh;
 			if (read + 1 >= MAX_PAGES) {
+				hint.complete = false;
 				const newest = await this.list(ctx, signal, { after: String(page.data[page.data.length - 1].id), page: page.pages - 1 });
 				fresh.push(...this.remember(newest.data));
 				return fresh;
@@ -138,8 +141,9 @@ export class RunEventReader {
 		const now = Date.now();
 		const fresh = events.filter((event) => typeof event.id === 'string' && !this.seen.has(event.id));
 		for (const event of fresh) this.seen.set(String(event.id), now);
-		for (const [id, at] of this.seen) {
-			if (this.seen.size <= SEEN_LIMIT && at > now - 6 * OVERLAP_MS) break;
+		// Only the count is bounded: the last id read must stay, or the next read would start from the oldest event.
+		for (const id of this.seen.keys()) {
+			if (this.seen.size <= SEEN_LIMIT) break;
 			this.seen.delete(id);
 		}
 		return fresh;

@@ -82,23 +82,12 @@ export class RunScheduler {
 	/** The runs whose check is due at `now`, at most `slots` of them, earliest first; they count as being checked until reported. */
 	takeDue(now: number, slots: number): number[] {
 		if (slots <= 0) return [];
-		return this.take(this.dueBy(now, 0).slice(0, slots).map((entry) => entry.key), now);
-	}
-
-	/**
-	 * The runs due by `now`, and those already checked once that come due within `share` of
-	 * their gap after it (a look at all of them at once, such as one read of the event list,
-	 * serves them too), earliest first. Nothing is taken.
-	 */
-	dueBy(now: number, share: number): Array<{ key: number; at: number }> {
 		const due: Array<{ key: number; at: number }> = [];
 		for (const run of this.runs.values()) {
 			const at = run.checking ? undefined : this.dueTimeOf(run);
-			// A run not yet checked is not looked at early: its first check is placed where such runs end.
-			const reach = run.lastPendingAge === undefined ? 0 : share * this.gap(now - run.submittedAt);
-			if (at !== undefined && at <= now + reach) due.push({ key: run.key, at });
+			if (at !== undefined && at <= now) due.push({ key: run.key, at });
 		}
-		return due.sort((a, b) => a.at - b.at);
+		return this.take(due.sort((a, b) => a.at - b.at).slice(0, slots).map((entry) => entry.key), now);
 	}
 
 	/** These runs are being looked at from `now` until reported (pending or done). */

@@ -68,6 +68,12 @@ class Knowledge {
 		return (this.events.namesRuns === true ? Math.max(...lengths) : Math.min(...lengths)) * 1.04 + 150;
 	}
 
+	/** The shortest run of this workflow seen so far: no run of it needs a look before that age. */
+	shortest(workflowId: string | undefined): number | undefined {
+		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
+		return lengths ? Math.min(...lengths) : undefined;
+	}
+
 	/**
 	 * Ended runs to find: each run event read that named no run counts until a run is seen final,
 	 * or for `UNEXPLAINED_MS` (its run may have been seen final before its event was read).
@@ -94,6 +100,8 @@ class Wait {
 	readonly done: Promise<void>;
 	inFlight = 0;
 	failure?: Error;
+	/** Whether the length of its workflow's runs was known when the wait began. */
+	readonly lengthKnown: boolean;
 	/** Share of a run's age between two reads of the event list that look at it. */
 	readonly lookShare: number;
 	private settled = false;
@@ -113,8 +121,8 @@ class Wait {
 		this.executionSignal = cancelSignalOf(ctx);
 		this.signal = this.executionSignal ? AbortSignal.any([this.over.signal, this.executionSignal]) : this.over.signal;
 		this.done = new Promise((resolve) => (this.settle = resolve));
-		const known = states.every((state) => knowledge.firstCheckAge(state.target.workflowId) !== undefined);
-		this.lookShare = known ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
+		this.lengthKnown = states.every((state) => knowledge.shortest(state.target.workflowId) !== undefined);
+		this.lookShare = this.lengthKnown ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
 		this.scheduler = new RunScheduler(
 			states.map((state, key) => ({ key, submittedAt: state.submittedAt, firstCheckAge: knowledge.firstCheckAge(state.target.workflowId) })),
 			{
@@ -142,7 +150,8 @@ class Wait {
 	/** Whether an event read may look at this run instead of a check (not while it answers 404, nears its limit, or is to be checked). */
 	lookable(key: number, now: number): boolean {
 		const state = this.states[key];
-		if (this.scheduler.isPinned(key) || state.notFoundSince !== undefined) return false;
+		// A batch keeps its own schedule (probes, then one sweep): a look must not stand in for its sweep.
+		if (this.states.length > 1 || this.scheduler.isPinned(key) || state.notFoundSince !== undefined) return false;
 		return state.deadline === undefined || state.deadline > now + 1000;
 	}
 
@@ -289,7 +298,9 @@ export class RunWatcher {
 				if (!wait.lookable(key, now)) continue;
 				const age = wait.scheduler.ageOf(key, now);
 				looked.push({ wait, key, age });
-				nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + Math.max(EVENT_READ_GAP_MS, wait.lookShare * age));
+				// Runs younger than the shortest of their workflow (or the first check interval) need no look yet.
+				const earliestEnd = this.knowledge.shortest(wait.states[key].target.workflowId) ?? wait.settings.initialIntervalMs;
+				if (age >= earliestEnd) nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + Math.max(EVENT_READ_GAP_MS, wait.lookShare * age));
 			}
 		}
 		if (looked.length < EVENT_READ_MIN_RUNS || now < nextReadAt) return;
@@ -326,8 +337,11 @@ export class RunWatcher {
 				void wait.check(key);
 				continue;
 			}
-			// A run never read yet keeps its first check: its id may never answer (a run that never started).
-			if (hint && unexplained === 0 && wait.states[key].lastRun !== undefined) wait.scheduler.reportPending(key, now);
+			// A run never read yet keeps its first check where its workflow's runs end, and past the
+			// not-found grace period (its id may never answer: a run that never started).
+			const state = wait.states[key];
+			const deferrable = state.lastRun !== undefined || (!wait.lengthKnown && now - state.submittedAt < wait.settings.notFoundGraceMs);
+			if (hint?.complete && unexplained === 0 && deferrable) wait.scheduler.reportPending(key, now);
 			else wait.scheduler.release(key);
 			wait.inFlight--;
 		}
