@@ -15,97 +15,18 @@
  * moment the slowest run became final, on the sandbox's clock. Short rows: median of
  * BENCH_REPEATS (default 3); rows with 60 s runs: once.
  */
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const e2e = require('../e2e/n8n');
 const sbx = require('../e2e/sandbox');
+const { diyLoopWorkflow } = require('./workflows');
 
 const ROOT = path.join(__dirname, '..', '..');
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const BATCH = Number(process.env.BENCH_BATCH ?? 200);
 const ROWS = process.env.BENCH_ROWS ?? 'all';
 const WORKFLOW_ID = 'dwBenchDiyLoop01';
-
-/** The workflow a user would build: upload, Wait, read the run, IF final, else back to the Wait; then read the outputs. */
-function loopWorkflow({ baseUrl, apiKey, workflowId, documents, waitSeconds }) {
-	const headers = { parameters: [{ name: 'X-Api-Key', value: apiKey }] };
-	const node = (name, type, typeVersion, parameters, position) => ({ id: crypto.randomUUID(), name, type, typeVersion, position, parameters });
-	return {
-		id: WORKFLOW_ID,
-		name: `Upload, wait ${waitSeconds} s, read runs, loop (${documents} documents)`,
-		active: false,
-		settings: { executionOrder: 'v1' },
-		nodes: [
-			node('Start', 'n8n-nodes-base.manualTrigger', 1, {}, [0, 0]),
-			node(
-				'Files',
-				'n8n-nodes-base.code',
-				2,
-				{
-					jsCode: `const out = [];\nfor (let i = 0; i < ${documents}; i++) {\n  const text = '%PDF-1.4\\n% document ' + i + '\\n%%EOF\\n';\n  out.push({ json: { index: i }, binary: { data: { data: Buffer.from(text).toString('base64'), mimeType: 'application/pdf', fileName: 'doc-' + i + '.pdf' } } });\n}\nreturn out;`,
-				},
-				[200, 0],
-			),
-			node(
-				'Upload',
-				'n8n-nodes-base.httpRequest',
-				4.2,
-				{
-					method: 'POST',
-					url: `${baseUrl}/workflows/${workflowId}/trigger`,
-					sendHeaders: true,
-					headerParameters: headers,
-					sendBody: true,
-					contentType: 'multipart-form-data',
-					bodyParameters: { parameters: [{ parameterType: 'formBinaryData', name: 'file', inputDataFieldName: 'data' }] },
-					options: {},
-				},
-				[400, 0],
-			),
-			node('Wait', 'n8n-nodes-base.wait', 1.1, { amount: waitSeconds, unit: 'seconds' }, [600, 0]),
-			node(
-				'Read run',
-				'n8n-nodes-base.httpRequest',
-				4.2,
-				{ url: `={{ '${baseUrl}/runs/' + ($json.runId ?? $json.id) }}`, sendHeaders: true, headerParameters: headers, options: {} },
-				[800, 0],
-			),
-			node(
-				'Final?',
-				'n8n-nodes-base.if',
-				2.2,
-				{
-					conditions: {
-						options: { caseSensitive: true, leftValue: '', typeValidation: 'loose', version: 2 },
-						conditions: [
-							{ id: 'final', leftValue: "={{ ['completed', 'failed', 'cancelled'].includes($json.status) }}", rightValue: true, operator: { type: 'boolean', operation: 'true', singleValue: true } },
-						],
-						combinator: 'and',
-					},
-					options: {},
-				},
-				[1000, 0],
-			),
-			node(
-				'Read output',
-				'n8n-nodes-base.httpRequest',
-				4.2,
-				{ url: `={{ '${baseUrl}/runs/' + $json.id + '/output' }}`, sendHeaders: true, headerParameters: headers, options: {} },
-				[1200, -100],
-			),
-		],
-		connections: {
-			Start: { main: [[{ node: 'Files', type: 'main', index: 0 }]] },
-			Files: { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
-			Upload: { main: [[{ node: 'Wait', type: 'main', index: 0 }]] },
-			Wait: { main: [[{ node: 'Read run', type: 'main', index: 0 }]] },
-			'Read run': { main: [[{ node: 'Final?', type: 'main', index: 0 }]] },
-			'Final?': { main: [[{ node: 'Read output', type: 'main', index: 0 }], [{ node: 'Wait', type: 'main', index: 0 }]] },
-		},
-	};
-}
 
 const median = (values) => {
 	const sorted = [...values].sort((a, b) => a - b);
@@ -118,7 +39,7 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 	await sandbox.control.reset();
 	const info = await sandbox.control.info();
 	await sandbox.control.updateWorkflow(info.defaultWorkflowId, { script: [{ status: 'running', ms: runMs }, { status: 'completed' }] });
-	const flow = loopWorkflow({ baseUrl: info.baseUrl, apiKey: info.apiKey, workflowId: info.defaultWorkflowId, documents: BATCH, waitSeconds });
+	const flow = diyLoopWorkflow({ id: WORKFLOW_ID, baseUrl: info.baseUrl, apiKey: info.apiKey, workflowId: info.defaultWorkflowId, documents: BATCH, waitSeconds });
 	await n8n.importWorkflows([flow]);
 	const result = await n8n.execute(WORKFLOW_ID, { timeoutMs: 20 * 60_000 });
 	if (!result.ok) throw new Error(`the workflow failed: ${(result.stderr || result.stdout).slice(-2000)}`);
