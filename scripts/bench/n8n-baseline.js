@@ -20,6 +20,7 @@ const os = require('node:os');
 const path = require('node:path');
 const e2e = require('../e2e/n8n');
 const sbx = require('../e2e/sandbox');
+const { median, outputLateness, round } = require('./measure');
 const { diyLoopWorkflow } = require('./workflows');
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -28,12 +29,6 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 200);
 const ROWS = process.env.BENCH_ROWS ?? 'all';
 const WORKFLOW_ID = 'dwBenchDiyLoop01';
 
-const median = (values) => {
-	const sorted = [...values].sort((a, b) => a - b);
-	const mid = Math.floor(sorted.length / 2);
-	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 	await sandbox.control.reset();
@@ -55,6 +50,8 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 		// Both on the sandbox's clock (its offset from real time is 0 after a reset, and this n8n runs on the same machine).
 		floorMs: lastEnd - Date.parse(firstUpload.time),
 		requests: log.length,
+		rateLimited: log.filter((entry) => entry.status === 429).length,
+		...outputLateness(log, runs),
 	};
 }
 
@@ -84,6 +81,9 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 				`${round(median(runs.map((r) => r.floorMs)) / 1000)} s`,
 				`${round(ratio, 2)}×`,
 				`${round(median(runs.map((r) => r.requests / BATCH)), 2)}`,
+				`${round(median(runs.map((r) => r.rateLimited / r.requests)) * 100, 2)}%`,
+				`${round(median(runs.map((r) => r.lateMedianMs)) / 1000, 2)} s (${round(median(runs.map((r) => r.lateMedianShare)) * 100, 1)}%)`,
+				`${round(median(runs.map((r) => r.lateWorstMs)) / 1000, 2)} s (${round(median(runs.map((r) => r.lateWorstShare)) * 100, 1)}%)`,
 				String(runs.length),
 			]);
 			process.stderr.write(`[baseline] ${rows[rows.length - 1].join(' | ')}\n`);
@@ -97,8 +97,8 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 		sections: [
 			{
 				heading: 'Upload, Wait node, read the runs, IF loop, read the outputs',
-				text: `An n8n ${e2e.versionInfo('2').version} workflow run with \`n8n execute\` (regular mode, one process): a Code node makes the ${BATCH} files, an HTTP Request node uploads them (multipart, all items), a Wait node waits, an HTTP Request node reads each run, an IF node sends the unfinished ones back to the Wait and the finished ones to an HTTP Request node that reads their output. Same sandbox, same floor as the node's rows (first upload's start to the slowest run's final moment); the time ends when n8n records the execution as stopped. Requests per document count uploads, run reads and output reads. Rows with 5 s runs: median of ${REPEATS}; with 60 s runs: once. Nothing here is a goal of this package; it is the comparison.`,
-				table: { columns: ['batch', 'how', 'time', 'floor', 'time vs floor', 'requests per document', 'runs'], rows },
+				text: `An n8n ${e2e.versionInfo('2').version} workflow run with \`n8n execute\` (regular mode, one process): a Code node makes the ${BATCH} files, an HTTP Request node uploads them (multipart, all items), a Wait node waits, an HTTP Request node reads each run, an IF node sends the unfinished ones back to the Wait and the finished ones to an HTTP Request node that reads their output. Same sandbox, same floor as the node's rows (first upload's start to the slowest run's final moment); the time ends when n8n records the execution as stopped. Requests per document count uploads, run reads and output reads. "Output read late": for each document, from its run's completedOn to the first successful read of its output, on the sandbox's clock (the share is of the run's length); median and worst over the batch, then the median of the repeats. Rows with 5 s runs: median of ${REPEATS}; with 60 s runs: once. Nothing here is a goal of this package; it is the comparison.`,
+				table: { columns: ['batch', 'how', 'time', 'floor', 'time vs floor', 'requests per document', '429 answers', 'output read late: median', 'worst', 'runs'], rows },
 			},
 		],
 		goals: goalsOut,

@@ -28,6 +28,7 @@ const os = require('node:os');
 const path = require('node:path');
 const e2e = require('../e2e/n8n');
 const sbx = require('../e2e/sandbox');
+const { outputLateness, pathOf, round } = require('./measure');
 const { diyLoopWorkflow, nodeWebhookWorkflow } = require('./workflows');
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -66,15 +67,8 @@ const ROWS = [
 
 const selected = ROWS.filter((row) => ROW_FILTER.includes('all') || ROW_FILTER.includes(row.id));
 
-const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
-const median = (values) => {
-	const sorted = [...values].sort((a, b) => a - b);
-	const mid = Math.floor(sorted.length / 2);
-	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (...args) => process.stderr.write(`[n8n-executions ${new Date().toISOString().slice(11, 19)}] ${args.join(' ')}\n`);
-const pathOf = (entry) => entry.path.split('?')[0];
 
 /** Sandbox setup of one way of one row: its own organisation, key and API workflow. */
 async function party(control, row, way, index) {
@@ -120,8 +114,6 @@ async function runParty(n8n, control, p) {
 		for (const ms of p.lengths) await control.setNextScripts(p.workflow.id, [{ status: 'running', ms }, { status: 'completed' }], 1);
 	}
 	if (row.readLimit) await control.setRateLimits({ orgId: p.org.id, reads: { limit: row.readLimit, windowMs: 1000 } });
-	const [lastEntry] = (await control.getRequests({ origin: 'api' })).slice(-1);
-	const afterSeq = lastEntry?.seq ?? 0;
 	const started = Date.now();
 	let next = 0;
 	let failed = 0;
@@ -142,30 +134,22 @@ async function runParty(n8n, control, p) {
 	const wallMs = Date.now() - started;
 	await sleep(SETTLE_MS);
 	if (firstFailure) log(`${row.id} ${p.way}: ${failed} execution(s) did not complete with an output; first: ${firstFailure}`);
-	const entries = (await control.getRequests({ origin: 'api', afterSeq })).filter((entry) => entry.headers['x-api-key'] === p.key.key);
-	const runs = (await control.listRuns({ workflowId: p.workflow.id })).filter((run) => run.completedOn);
-	return { ...figures(entries, runs, row.total), failed, wallMs };
+	return { failed, wallMs, endedAtMs: started + wallMs };
+}
+
+/**
+ * The figures of one way of one row from the whole request log: every request made with its
+ * key, whenever it came (the key is the way's own), so reads still made after its last
+ * execution ended count too, and are also reported apart.
+ */
+async function measureParty(control, p, run, log_) {
+	const entries = log_.filter((entry) => entry.headers['x-api-key'] === p.key.key);
+	const runs = (await control.listRuns({ workflowId: p.workflow.id })).filter((r) => r.completedOn);
+	return { ...figures(entries, runs, p.row.total), ...run, afterEnd: entries.filter((entry) => entry.realTimeMs > run.endedAtMs).length };
 }
 
 /** Requests per document, kinds of requests, 429 share, peak reads a second, and how late each output was read. */
 function figures(entries, runs, documents) {
-	const firstOutputRead = new Map();
-	for (const entry of entries) {
-		const match = /^\/runs\/([^/]+)\/output$/.exec(pathOf(entry));
-		if (entry.method === 'GET' && match && entry.status === 200 && !firstOutputRead.has(match[1])) firstOutputRead.set(match[1], Date.parse(entry.time));
-	}
-	const late = [];
-	let unread = 0;
-	for (const run of runs) {
-		const readAt = firstOutputRead.get(run.id);
-		if (readAt === undefined) {
-			unread += 1;
-			continue;
-		}
-		const endMs = Date.parse(run.completedOn);
-		const lengthMs = endMs - Date.parse(run.startedOn ?? run.visibleOn);
-		late.push({ ms: readAt - endMs, share: (readAt - endMs) / lengthMs });
-	}
 	const kind = (entry) => {
 		const p = pathOf(entry);
 		if (entry.method === 'POST') return 'uploads';
@@ -178,8 +162,6 @@ function figures(entries, runs, documents) {
 	for (const entry of entries) kinds[kind(entry)] += 1;
 	const perSecond = new Map();
 	for (const entry of entries) if (entry.method === 'GET') perSecond.set(Math.floor(entry.realTimeMs / 1000), (perSecond.get(Math.floor(entry.realTimeMs / 1000)) ?? 0) + 1);
-	const byMs = late.map((l) => l.ms);
-	const byShare = late.map((l) => l.share);
 	return {
 		documents,
 		runs: runs.length,
@@ -188,11 +170,7 @@ function figures(entries, runs, documents) {
 		kinds,
 		rateLimited: entries.filter((entry) => entry.status === 429).length,
 		peakReadsPerSecond: Math.max(0, ...perSecond.values()),
-		unread,
-		lateMedianMs: late.length ? median(byMs) : NaN,
-		lateWorstMs: late.length ? Math.max(...byMs) : NaN,
-		lateMedianShare: late.length ? median(byShare) : NaN,
-		lateWorstShare: late.length ? Math.max(...byShare) : NaN,
+		...outputLateness(entries, runs),
 	};
 }
 
@@ -208,6 +186,7 @@ function figures(entries, runs, documents) {
 	const userFolder = path.join(e2e.CACHE, 'bench-executions');
 	const n8n = new e2e.N8nInstance({ major: '2', userFolder, fresh: true, port: 5698 });
 	const results = new Map();
+	const runsOf = new Map();
 	const phases = [];
 	try {
 		// Every organisation, key, credential and workflow exists before n8n starts: no key is used before its row.
@@ -250,14 +229,19 @@ function figures(entries, runs, documents) {
 				const t0 = Date.now();
 				log(`running ${group.map((p) => `${p.row.id}/${p.way}`).join(' beside ')}`);
 				const measured = await Promise.all(group.map((p) => runParty(n8n, control, p)));
-				group.forEach((p, i) => {
-					results.set(`${p.row.id}/${p.way}`, measured[i]);
-					const f = measured[i];
+				const log_ = await control.getRequests({ origin: 'api' });
+				for (const [i, p] of group.entries()) {
+					const f = await measureParty(control, p, measured[i], log_);
+					runsOf.set(p, measured[i]);
 					log(`${p.row.id}/${p.way}: ${round(f.perDocument, 2)} requests per document (${JSON.stringify(f.kinds)}), 429: ${f.rateLimited}, late median ${round(f.lateMedianMs / 1000, 2)} s, worst ${round(f.lateWorstMs / 1000, 2)} s (${round(f.lateWorstShare * 100)}% of the run), failed ${f.failed}, unread ${f.unread}, ${round(f.wallMs / 1000)} s`);
-				});
+				}
 				phases.push({ what: group.map((p) => `${p.row.id} (${p.way === 'node' ? 'node' : 'do-it-yourself'})`).join(' beside '), ms: Date.now() - t0 });
 			}
 		}
+		// Counted once more at the end, n8n still running: a read made after a row ended is still its cost.
+		await sleep(SETTLE_MS);
+		const log_ = await control.getRequests({ origin: 'api' });
+		for (const [p, run] of runsOf) results.set(`${p.row.id}/${p.way}`, await measureParty(control, p, run, log_));
 	} finally {
 		await n8n.stop().catch(() => undefined);
 		await sandbox.stop();
@@ -307,6 +291,7 @@ function writeResults(results, phases, totalMs) {
 				`${f.kinds.uploads} / ${f.kinds.status} / ${f.kinds.events} / ${f.kinds.output}${f.kinds.other ? ` / ${f.kinds.other} other` : ''}`,
 				`${f.rateLimited} (${pct(f.rateLimited / Math.max(1, f.requests))})`,
 				String(f.peakReadsPerSecond),
+				String(f.afterEnd),
 				`${s(f.lateMedianMs)} (${pct(f.lateMedianShare)})`,
 				`${s(f.lateWorstMs)} (${pct(f.lateWorstShare)})`,
 				s(f.wallMs),
@@ -337,12 +322,12 @@ function writeResults(results, phases, totalMs) {
 					`The do-it-yourself loop: Webhook → Code → HTTP Request (upload) → Wait ${DIY_WAIT_SECONDS} s → HTTP Request (read the run) → IF final, else back to the Wait → HTTP Request (read the output).`,
 					'"Alive at once": that many executions in flight, a new one starting as one ends (the first ones 25 ms apart), until the row\'s count has run, so later executions meet what earlier ones taught.',
 					'Each row and each way has its own organisation, API key, credential and API workflow in the sandbox, all created before n8n started: no row starts from what another taught, and a read limit is the way\'s own.',
-					'Requests per document: every request the sandbox logged with the way\'s key from the row\'s first execution to 2 s after its last, divided by its documents: uploads, status reads, event-list reads (shared reads divided by documents), output reads, 429 answers.',
+					'Requests per document: every request the sandbox logged with the way\'s key (its own), counted once every row has ended, divided by its documents: uploads, status reads, event-list reads (shared reads divided by documents), output reads, 429 answers; those made after the way\'s last execution ended are also shown apart.',
 					'"Output read late": for each document, from its run\'s completedOn to the first successful GET /runs/{id}/output for it, both on the sandbox\'s clock; the floor of a one-document execution is its own run\'s end. The share is of that run\'s length (completedOn − startedOn).',
 					`${SERIAL ? 'The two ways ran one after the other.' : 'The two ways of a row ran side by side in the same n8n (the rate-limited row: one after the other); the first-execution row ran beside the row before it with the same event setting.'} Whether run events name their run is a setting of the whole sandbox: the loop reads no events, so its figures serve both settings.`,
 					`Counts in this run: ${selected.map((row) => `${row.id} ${row.alive} alive, ${row.total} in all`).join('; ')}. Real-n8n part took ${s(totalMs)} (n8n start and imports included).${scaled}`,
 				].join(' '),
-				table: { columns: ['pattern', 'how', 'completed', 'requests per document', 'uploads / status / events / output reads', '429 answers', 'peak reads a second', 'output read late: median', 'worst', 'row time'], rows },
+				table: { columns: ['pattern', 'how', 'completed', 'requests per document', 'uploads / status / events / output reads', '429 answers', 'peak reads a second', 'requests after its last execution ended', 'output read late: median', 'worst', 'row time'], rows },
 			},
 			{
 				heading: 'Node vs do-it-yourself (a reported comparison, not a goal)',
