@@ -38,6 +38,9 @@ export function useSandbox(options: SandboxOptions = {}): Env {
 	});
 	beforeEach(async () => {
 		await env.sandbox.control.reset();
+		// Each test is a new user of the API: a key of its own, so what an n8n process learns
+		// about a key's runs (the action node's watcher) does not carry from one test to the next.
+		if (harness) env.credentials = { baseUrl: env.sandbox.baseUrl, apiKey: (await env.sandbox.control.createKey({ name: 'test key' })).key };
 	});
 	afterAll(async () => {
 		await env.sandbox?.stop();

@@ -29,8 +29,16 @@
  * replaced by another, the time limit); a pinned check is outside the rounds.
  */
 
-/** Relative precision: a probe is checked again after about this share of its age. */
+/** Relative precision of a batch: a probe is checked again after about this share of its age. */
 export const PRECISION = 0.04;
+/**
+ * Relative precision of a wait on one run: each check is a request for that run alone, and the
+ * run's own item waits on it, so it is seen at most this share of its age late (for a 2-minute
+ * run about 27 checks from a 1 s start, where 4% would take over a hundred).
+ */
+export const SINGLE_RUN_PRECISION = 0.2;
+/** Taken off each gap: the check and the output read after it take this long too. */
+const ANSWER_MARGIN_MS = 50;
 /** How many runs of a round are probes (all of them when the round is smaller). */
 export const PROBES = 8;
 
@@ -39,6 +47,8 @@ export interface SchedulerSettings {
 	firstCheckMs: number;
 	/** No probe goes longer than this between checks. */
 	longestIntervalMs: number;
+	/** Share of its age after which a probe is checked again (default `PRECISION`). */
+	precision?: number;
 }
 
 type Role = 'probe' | 'waiting' | 'swept';
@@ -46,6 +56,8 @@ type Role = 'probe' | 'waiting' | 'swept';
 interface Tracked {
 	key: number;
 	submittedAt: number;
+	/** No check before this age: the first check interval, or how long such runs took before. */
+	firstCheckAge: number;
 	role: Role;
 	round: number;
 	/** When the next check is due; undefined while the run waits for its round's sweep. */
@@ -75,17 +87,21 @@ export class RunScheduler {
 	readonly finalAges: number[] = [];
 
 	constructor(
-		runs: Array<{ key: number; submittedAt: number }>,
+		runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number }>,
 		private readonly settings: SchedulerSettings,
 	) {
-		for (const run of runs) this.runs.set(run.key, { key: run.key, submittedAt: run.submittedAt, role: 'waiting', round: 0, checking: false });
+		for (const run of runs) {
+			const firstCheckAge = Math.max(settings.firstCheckMs, run.firstCheckAge ?? 0);
+			this.runs.set(run.key, { key: run.key, submittedAt: run.submittedAt, firstCheckAge, role: 'waiting', round: 0, checking: false });
+		}
 		this.startRound(0);
 	}
 
 	/** The gap between probe checks at a given age. */
 	gap(ageMs: number): number {
 		const shortest = Math.max(10, this.settings.firstCheckMs / 4);
-		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * PRECISION));
+		const precision = this.settings.precision ?? PRECISION;
+		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * precision - ANSWER_MARGIN_MS));
 	}
 
 	get pendingCount(): number {
@@ -94,21 +110,33 @@ export class RunScheduler {
 
 	/** The runs whose check is due at `now`, at most `slots` of them, earliest first; they count as being checked until reported. */
 	takeDue(now: number, slots: number): number[] {
-		const taken: number[] = [];
-		if (slots <= 0) return taken;
-		const due = [...this.runs.values()]
-			.filter((run) => !run.checking && this.dueTimeOf(run) !== undefined && this.dueTimeOf(run)! <= now)
-			.sort((a, b) => this.dueTimeOf(a)! - this.dueTimeOf(b)!);
-		for (const run of due.slice(0, slots)) {
-			run.checking = true;
-			taken.push(run.key);
+		if (slots <= 0) return [];
+		return this.take(this.dueBy(now, 0).slice(0, slots).map((entry) => entry.key), now);
+	}
+
+	/**
+	 * The runs due by `now`, and those already checked once that come due within `share` of
+	 * their gap after it (a look at all of them at once, such as one read of the event list,
+	 * serves them too), earliest first. Nothing is taken.
+	 */
+	dueBy(now: number, share: number): Array<{ key: number; at: number }> {
+		const due: Array<{ key: number; at: number }> = [];
+		for (const run of this.runs.values()) {
+			const at = run.checking ? undefined : this.dueTimeOf(run);
+			// A run not yet checked is not looked at early: its first check is placed where such runs end.
+			const reach = run.lastPendingAge === undefined ? 0 : share * this.gap(now - run.submittedAt);
+			if (at !== undefined && at <= now + reach) due.push({ key: run.key, at });
 		}
-		if (this.rotating && taken.some((key) => this.runs.get(key)!.role === 'probe')) {
-			// One rotation step was used: the next probe waits one gap.
-			const probe = this.runs.get(taken.find((key) => this.runs.get(key)!.role === 'probe')!)!;
-			this.rotationAt = now + this.gap(now - probe.submittedAt);
-		}
-		return taken;
+		return due.sort((a, b) => a.at - b.at);
+	}
+
+	/** These runs are being looked at from `now` until reported (pending or done). */
+	take(keys: number[], now: number): number[] {
+		for (const key of keys) this.runs.get(key)!.checking = true;
+		const probe = keys.map((key) => this.runs.get(key)!).find((run) => run.role === 'probe');
+		// One rotation step was used: the next probe waits one gap.
+		if (this.rotating && probe) this.rotationAt = now + this.gap(now - probe.submittedAt);
+		return keys;
 	}
 
 	/** The earliest moment a check becomes due (undefined: nothing is scheduled). */
@@ -200,7 +228,7 @@ export class RunScheduler {
 			// In rotation, the probe checked longest ago (or never) goes next, at the rotation's time,
 			// unless lined up earlier.
 			const next = this.nextInRotation();
-			const rotationDue = next === run ? Math.max(this.rotationAt, run.submittedAt + this.settings.firstCheckMs) : undefined;
+			const rotationDue = next === run ? Math.max(this.rotationAt, run.submittedAt + run.firstCheckAge) : undefined;
 			if (run.dueAt !== undefined && (rotationDue === undefined || run.dueAt < rotationDue)) return run.dueAt;
 			return rotationDue;
 		}
@@ -219,7 +247,7 @@ export class RunScheduler {
 	private scheduleProbe(run: Tracked, now: number): void {
 		// A lined-up check already passed; the rotation (or the run's own gap) takes over.
 		if (run.dueAt !== undefined && run.dueAt <= now) run.dueAt = undefined;
-		if (!this.rotating) run.dueAt = Math.max(now + this.gap(now - run.submittedAt), run.submittedAt + this.settings.firstCheckMs);
+		if (!this.rotating) run.dueAt = Math.max(now + this.gap(now - run.submittedAt), run.submittedAt + run.firstCheckAge);
 	}
 
 	private startRound(now: number): void {
@@ -237,7 +265,7 @@ export class RunScheduler {
 			if (!probeIndexes.has(index)) return;
 			run.role = 'probe';
 			this.roundProbes.push({ key: run.key, submittedAt: run.submittedAt });
-			run.dueAt = this.rotating ? undefined : Math.max(now, run.submittedAt + this.settings.firstCheckMs, (run.lastCheckedAt ?? -Infinity) + this.gap(now - run.submittedAt));
+			run.dueAt = this.rotating ? undefined : Math.max(now, run.submittedAt + run.firstCheckAge, (run.lastCheckedAt ?? -Infinity) + this.gap(now - run.submittedAt));
 		});
 	}
 
@@ -254,7 +282,7 @@ export class RunScheduler {
 			if (older.some((probe) => probe.doneAge === undefined)) break;
 			const age = Math.max(...older.map((probe) => probe.doneAge!));
 			run.role = 'swept';
-			run.dueAt = Math.max(now, run.submittedAt + Math.max(age, this.settings.firstCheckMs));
+			run.dueAt = Math.max(now, run.submittedAt + Math.max(age, run.firstCheckAge));
 		}
 	}
 

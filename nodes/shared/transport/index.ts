@@ -5,6 +5,7 @@
  * - `request.ts`: sending, waiting out rate limits and retrying what is safe to retry
  * - `errors.ts`: problem+json and network failures turned into errors with advice
  * - `rateLimits.ts`: the separate read, trigger and original-file limits and `Retry-After`
+ * - `readPacer.ts`: one pace for every read made with an API key in this n8n process
  * - `cancellation.ts`: pauses that end when the execution is cancelled
  * - `ids.ts` and `url.ts`: ids checked before they reach a path; the credential's base URL
  * - `responses.ts`: header names and bodies as the API sends them
@@ -13,6 +14,7 @@ export * from './cancellation';
 export * from './errors';
 export * from './ids';
 export * from './rateLimits';
+export * from './readPacer';
 export * from './request';
 export * from './responses';
 export * from './url';

@@ -27,6 +27,7 @@ import type { ApiErrorOverrides, RequestPlace } from './errors';
 import { apiErrorFromResponse, isNetworkFailure, networkError, networkErrorCode, rateLimitError, withoutSecret } from './errors';
 import type { RateLimitClass } from './rateLimits';
 import { closeRateLimitUntil, limitScope, parseRetryAfter, rateLimitOpensAt } from './rateLimits';
+import { readPacerFor } from './readPacer';
 import { asJson, lowerCaseHeaders } from './responses';
 import type { PathTemplate } from './url';
 import { buildPath, normalizeBaseUrl } from './url';
@@ -157,6 +158,7 @@ export async function apiRequest<T = unknown>(
 	const attempts: Attempts = { failures: 0, rateLimited: 0 };
 	for (;;) {
 		await waitForRateLimit(call);
+		await waitForReadSlot(call);
 		const outcome = await attempt(call);
 		const decision = outcome.answered
 			? await onAnswer<T>(call, attempts, outcome.response)
@@ -203,6 +205,17 @@ async function waitForRateLimit(call: Call): Promise<void> {
 		throw rateLimitError(call.node, call.where, opensAt - Date.now(), 'the time this run may wait');
 	}
 	await pause(Math.min(opensAt - Date.now(), call.policy.maxRetryAfterMs), call.signal);
+}
+
+/** Every read waits for a slot of its API key's read pacer: one pace for every read of this n8n process. */
+async function waitForReadSlot(call: Call): Promise<void> {
+	if (call.limit !== 'read') return;
+	const pacer = readPacerFor(call.scope);
+	for (let now = Date.now(); pacer.allowance(now) === 0; now = Date.now()) {
+		pacer.heldBack(now);
+		await pause(Math.max(1, pacer.nextSendAt() - now), call.signal);
+	}
+	pacer.sent(Date.now());
 }
 
 /** Sends the request once. Only a cancelled execution and n8n's own errors end the request here. */
@@ -263,6 +276,7 @@ async function onAnswer<T>(call: Call, attempts: Attempts, response: IN8nHttpFul
 	call.ctx.logger?.debug('Document Workflow API response', { method: call.request.method, path: call.path, statusCode, correlationId });
 	const answer = { statusCode, headers, correlationId };
 
+	if (call.limit === 'read' && statusCode !== 429) readPacerFor(call.scope).answered(Date.now());
 	if (statusCode >= 200 && statusCode < 300) return { done: { ...answer, body: successBody<T>(call, response.body, statusCode, correlationId) } };
 
 	// Error bodies are quoted in errors: a body that echoes the request must not carry the key.
@@ -297,7 +311,11 @@ function successBody<T>(call: Call, raw: unknown, statusCode: number, correlatio
 function onRateLimited(call: Call, attempts: Attempts, answer: { statusCode: number; body: unknown; headers: Record<string, string> }): Decision<never> {
 	const { policy, node, where } = call;
 	const retryAfterMs = parseRetryAfter(answer.headers['retry-after']) ?? backoffDelay(attempts.rateLimited, policy) + 1000;
-	const until = Date.now() + retryAfterMs;
+	const now = Date.now();
+	const until = now + retryAfterMs;
+	// The first 429 met while the limit was open tells the read pacer the limit's size; the
+	// others of the same window (reads already on their way) tell it nothing more.
+	if (call.limit === 'read' && rateLimitOpensAt(call.scope, call.limit) <= now) readPacerFor(call.scope).rateLimited(now);
 	// Other requests of this class wait too, but only for a wait this request would take itself.
 	if (retryAfterMs <= policy.maxRetryAfterMs) closeRateLimitUntil(call.scope, call.limit, until);
 	if (retryAfterMs > policy.maxRetryAfterMs) throw rateLimitError(node, where, retryAfterMs, `the ${Math.round(policy.maxRetryAfterMs / 1000)} s the node waits at most`);

@@ -1,9 +1,8 @@
 /**
- * The wait's decisions on their own (nodes/DocumentWorkflow/helpers/runScheduler.ts and
- * checkPacer.ts): a simulated batch on a virtual clock, so what is asserted is which run is
+ * The wait's decisions on their own (nodes/DocumentWorkflow/helpers/runScheduler.ts): a
+ * simulated batch on a virtual clock, so what is asserted is which run is
  * checked when, not how fast anything ran.
  */
-import { BURST_MS, CheckPacer, MAX_RATE, START_RATE } from '../../../nodes/DocumentWorkflow/helpers/checkPacer';
 import { PROBES, RunScheduler } from '../../../nodes/DocumentWorkflow/helpers/runScheduler';
 
 const DEFAULTS = { firstCheckMs: 1000, longestIntervalMs: 20_000 };
@@ -100,7 +99,7 @@ describe('RunScheduler', () => {
 	it('a probe is never left unchecked longer than the longest interval', () => {
 		const sim = simulate([600_000], 0, { firstCheckMs: 1000, longestIntervalMs: 5000 });
 		const ages = sim.checkAges[0];
-		expect(Math.max(...ages.slice(1).map((age, i) => age - ages[i]))).toBeLessThanOrEqual(5010);
+		expect(Math.max(...ages.slice(1).map((age, i) => age - ages[i]))).toBeLessThanOrEqual(5010 + 1e-6);
 	});
 
 	it('a pinned check (a run id still 404) and a time limit come before the sweep', () => {
@@ -122,89 +121,5 @@ describe('RunScheduler', () => {
 		scheduler.reportDone(1, 1010, false);
 		expect(scheduler.pendingCount).toBe(0);
 		expect(scheduler.nextDueAt()).toBeUndefined();
-	});
-});
-
-describe('CheckPacer', () => {
-	it(`starts at ${START_RATE} checks a second and doubles while it holds checks back`, () => {
-		const pacer = new CheckPacer();
-		pacer.sent(0);
-		expect(pacer.nextSendAt()).toBe(1000 / START_RATE);
-		pacer.heldBack(0);
-		pacer.heldBack(250);
-		expect(pacer.checksPerSecond).toBe(2 * START_RATE);
-		pacer.heldBack(undefined);
-		pacer.heldBack(300);
-		expect(pacer.checksPerSecond).toBe(2 * START_RATE);
-	});
-
-	it('allows every check the rate gives since the last send in one look, not one check per look', () => {
-		const pacer = new CheckPacer();
-		const t0 = 10_000;
-		// Fresh, it may spend BURST_MS of its rate at once.
-		expect(pacer.allowance(t0)).toBe(1 + Math.floor((BURST_MS * START_RATE) / 1000));
-		for (let i = 0, n = pacer.allowance(t0); i < n; i++) pacer.sent(t0);
-		expect(pacer.allowance(t0)).toBe(0);
-		// 5 ms later (one sleep slice of the wait) the rate has earned exactly one more check.
-		expect(pacer.allowance(t0 + 5)).toBe(1);
-		// At a high rate one look allows many: 3,200 a second for 20 ms is 64 checks.
-		for (let t = t0; t <= t0 + 1250; t += 250) pacer.heldBack(t);
-		expect(pacer.checksPerSecond).toBe(START_RATE * 32);
-		expect(pacer.allowance(t0 + 25)).toBe(1 + Math.floor(((t0 + 25 - pacer.nextSendAt()) * pacer.checksPerSecond) / 1000));
-		expect(pacer.allowance(t0 + 25)).toBeGreaterThanOrEqual(60);
-		// Unused rate is not hoarded beyond BURST_MS.
-		expect(pacer.allowance(t0 + 60_000)).toBe(1 + Math.floor((BURST_MS * pacer.checksPerSecond) / 1000));
-	});
-
-	it(`never grows past ${MAX_RATE} checks a second`, () => {
-		const pacer = new CheckPacer();
-		for (let t = 0; t <= 10_000; t += 100) pacer.heldBack(t);
-		expect(pacer.checksPerSecond).toBe(MAX_RATE);
-	});
-
-	it('after a 429 stays just under what the API let through, instead of running into the limit again', () => {
-		const pacer = new CheckPacer();
-		for (let i = 0; i < 50; i++) pacer.answered(1000 + i * 10);
-		pacer.rateLimited(1500);
-		expect(pacer.checksPerSecond).toBe(42.5);
-		// Held back for 10 s: it grows 5% a second, but not past 95% of the 50 let through.
-		for (let t = 1600; t <= 11_600; t += 100) pacer.heldBack(t);
-		expect(pacer.checksPerSecond).toBe(47.5);
-		// After 15 s without a 429 the limit may have risen: slow growth goes on.
-		for (let t = 11_700; t <= 20_000; t += 100) pacer.heldBack(t);
-		expect(pacer.checksPerSecond).toBeGreaterThan(50);
-	});
-
-	it('a second 429 soon after the first lowers the limit it remembers, never raises it', () => {
-		const pacer = new CheckPacer();
-		// The first second spanned two of the API's windows: 70 got through.
-		for (let i = 0; i < 70; i++) pacer.answered(1000 + i * 10);
-		pacer.rateLimited(1700);
-		expect(pacer.checksPerSecond).toBe(59.5);
-		// In the next window only 50 get through: the rate drops under that and stays there.
-		for (let i = 0; i < 50; i++) pacer.answered(2800 + i * 19);
-		pacer.rateLimited(3800);
-		expect(pacer.checksPerSecond).toBe(42.5);
-		for (let t = 3900; t <= 12_000; t += 100) pacer.heldBack(t);
-		expect(pacer.checksPerSecond).toBe(47.5);
-		// A later 429 that saw more get through does not raise the remembered limit.
-		for (let i = 0; i < 80; i++) pacer.answered(12_100 + i * 10);
-		pacer.rateLimited(12_950);
-		for (let t = 13_000; t <= 20_000; t += 100) pacer.heldBack(t);
-		expect(pacer.checksPerSecond).toBe(47.5);
-	});
-
-	it('after a 429 sends a little slower than the API answered in the last second, then grows slowly', () => {
-		const pacer = new CheckPacer();
-		for (let i = 0; i < 10; i++) pacer.answered(i * 10); // more than a second before the 429: not counted
-		for (let i = 0; i < 50; i++) pacer.answered(1000 + i * 10);
-		pacer.rateLimited(1500);
-		expect(pacer.checksPerSecond).toBe(42.5);
-		// Near the limit it grows slowly: 5% after a second held back, not twice as fast.
-		pacer.heldBack(1600);
-		pacer.heldBack(2000);
-		expect(pacer.checksPerSecond).toBe(42.5);
-		pacer.heldBack(2600);
-		expect(pacer.checksPerSecond).toBeCloseTo(44.625);
 	});
 });

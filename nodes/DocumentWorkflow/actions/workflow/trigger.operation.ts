@@ -5,7 +5,7 @@ import { automaticIdempotencyKey, recalledTriggerResult, rememberTimedOutUpload,
 import type { MultipartUpload } from '../../helpers/multipartUpload';
 import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
 import type { WaitTarget } from '../../helpers/runWaiter';
-import { DEFAULT_WAIT_SETTINGS, heldItem } from '../../helpers/runWaiter';
+import { heldItem } from '../../helpers/runWaiter';
 import type { ApiErrorOverrides, ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { optionsCollection, workflowIdField } from '../fields';
@@ -317,7 +317,7 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 	const inFlight: SubmissionsInFlight = new Map();
 	const submitted = await mapWithConcurrency(
 		items.length,
-		settings.concurrency ?? DEFAULT_WAIT_SETTINGS.concurrency,
+		settings.concurrency,
 		async (itemIndex) => await submit(this, readSubmission(this, items[itemIndex], itemIndex), inFlight),
 		!continueOnFail,
 	);
@@ -351,6 +351,7 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 				itemIndex,
 				runId: result.runId,
 				documentId: typeof result.documentId === 'string' ? result.documentId : undefined,
+				workflowId: String(this.getNodeParameter('workflowId', itemIndex, '')),
 				base: result,
 				submittedAt,
 			});

@@ -1,25 +1,22 @@
 /**
- * How fast the wait may send checks, learned from the API's read rate limit (pure: the
- * caller passes `now`).
+ * How fast reads may go under the API's read rate limit: one pacer per API key in this n8n
+ * process (`readPacerFor`), shared by every read of every execution (status checks, output
+ * reads, event reads of both nodes), since the plan's read limit is one limit. Pure apart
+ * from the registry: the caller passes `now`.
  *
  * The transport obeys `Retry-After`, but every request already on its way when a limit's
- * window runs out gets a 429 too. So the wait spaces its checks: it starts at `START_RATE`
- * checks a second and doubles the rate while it is the limit that holds the checks back;
- * when a 429 comes it drops to a little under the rate the API let through in the last
- * second, and from then on grows only slowly (`SLOW_GROWTH` a second), as the limit is near.
- * What the API let through is remembered as the limit: for `LIMIT_TRUSTED_MS` after a 429 the
- * rate stays just under it (`UNDER_LIMIT`), so the wait does not run into the same limit again
- * every few seconds (each 429 closes the reads for a whole `Retry-After`). Few requests are
- * then in flight when a window runs out, and a sweep over a large batch spreads itself at
- * about the rate the API allows.
+ * window runs out gets a 429 too. So reads are spaced: the pacer starts at `START_RATE` a
+ * second and doubles the rate while it is what holds reads back; at a 429 it drops a little
+ * under the rate the API let through in the last second, remembers that as the limit, stays
+ * under it for `LIMIT_TRUSTED_MS`, and from then on grows only slowly (`SLOW_GROWTH`).
  */
 
-/** Checks a second before anything is known about the limit. */
+/** Reads a second before anything is known about the limit. */
 export const START_RATE = 200;
 /**
- * Unused rate of up to this long may be spent at once. The wait looks at the pacer every few
- * milliseconds (a sleep slice), so without it the pacer could allow at most one check per
- * look, however high the rate (about 170 a second: the cap the first measurements showed).
+ * Unused rate of up to this long may be spent at once. Reads that waited wake every few
+ * milliseconds, so without it the pacer could allow at most one read per wake-up, however
+ * high the rate (about 170 a second: the cap the first measurements showed).
  */
 export const BURST_MS = 25;
 /** The rate does not grow past this (far above any read limit); it keeps the arithmetic finite. */
@@ -28,9 +25,9 @@ export const MAX_RATE = 10_000;
 const BACK_OFF = 0.85;
 /**
  * Without a 429, the rate doubles after this long spent held back by it. Not faster: every
- * check in flight when an unknown limit is first met gets a 429 too, so the rate at that
+ * read in flight when an unknown limit is first met gets a 429 too, so the rate at that
  * moment decides how many are refused (at 200 a second a limit of 50 is met within this
- * time, with about one check in flight).
+ * time, with about one read in flight).
  */
 const GROWTH_AFTER_MS = 250;
 /** Once a 429 was seen: the rate grows by this share per second held back. */
@@ -39,44 +36,44 @@ const SLOW_GROWTH = 0.05;
 const UNDER_LIMIT = 0.95;
 /** …for this long after that 429; then it may grow past it (the limit may have risen). */
 const LIMIT_TRUSTED_MS = 15_000;
+/** Reads held back less than this apart count as one stretch of being held back. */
+const HELD_GAP_MS = 300;
 
-export class CheckPacer {
+export class ReadPacer {
 	private rate = START_RATE;
 	private nextAt = 0;
 	private heldSince?: number;
+	private lastHeldAt?: number;
 	/** What the API let through in the second before the last 429, and when that was. */
 	private limit?: { perSecond: number; at: number };
 	private readonly answeredAt: number[] = [];
 
-	/** Checks a second currently allowed. */
-	get checksPerSecond(): number {
+	/** Reads a second currently allowed. */
+	get readsPerSecond(): number {
 		return this.rate;
 	}
 
-	/** The earliest moment the next check may be sent. */
+	/** The earliest moment the next read may be sent. */
 	nextSendAt(): number {
 		return this.nextAt;
 	}
 
-	/** How many checks may be sent at `now`: the rate over the time since the last send, at most `BURST_MS` of it. */
+	/** How many reads may be sent at `now`: the rate over the time since the last send, at most `BURST_MS` of it. */
 	allowance(now: number): number {
 		if (this.nextAt > now) return 0;
 		const since = Math.max(this.nextAt, now - BURST_MS);
 		return 1 + Math.floor(((now - since) * this.rate) / 1000);
 	}
 
-	/** A check is sent now. */
+	/** A read is sent now. */
 	sent(now: number): void {
 		this.nextAt = Math.max(this.nextAt, now - BURST_MS) + 1000 / this.rate;
 	}
 
-	/** Checks were due but held back by the pacer at `now` (undefined: nothing was held back). */
-	heldBack(now: number | undefined): void {
-		if (now === undefined) {
-			this.heldSince = undefined;
-			return;
-		}
-		this.heldSince ??= now;
+	/** A read was held back by the pacer at `now`; held back again within `HELD_GAP_MS`, the pacer counts it as held back all along. */
+	heldBack(now: number): void {
+		if (this.heldSince === undefined || this.lastHeldAt === undefined || now - this.lastHeldAt > HELD_GAP_MS) this.heldSince = now;
+		this.lastHeldAt = now;
 		const after = this.limit ? 1000 : GROWTH_AFTER_MS;
 		if (now - this.heldSince >= after) {
 			let grown = Math.min(MAX_RATE, this.rate * (this.limit ? 1 + SLOW_GROWTH : 2));
@@ -86,7 +83,7 @@ export class CheckPacer {
 		}
 	}
 
-	/** A check got its answer (not a 429). */
+	/** A read got its answer (not a 429). */
 	answered(now: number): void {
 		this.answeredAt.push(now);
 		while (this.answeredAt.length > 0 && this.answeredAt[0] < now - 1000) this.answeredAt.shift();
@@ -104,4 +101,17 @@ export class CheckPacer {
 		this.limit = { perSecond: Math.min(trusted, letThrough), at: now };
 		this.heldSince = undefined;
 	}
+}
+
+/** One pacer per API key (`limitScope`); bounded, as keys come and go. */
+const pacers = new Map<string, ReadPacer>();
+
+export function readPacerFor(scope: string): ReadPacer {
+	let pacer = pacers.get(scope);
+	if (!pacer) {
+		if (pacers.size >= 100) pacers.delete(pacers.keys().next().value!);
+		pacer = new ReadPacer();
+		pacers.set(scope, pacer);
+	}
+	return pacer;
 }

@@ -1,0 +1,151 @@
+/**
+ * The event list as a hint for the watcher: one read tells which runs ended, for every wait
+ * of an API key at once. Nothing is returned on its word alone: a run it names is read
+ * before its item is given. Events that name no run of ours still count as "some run
+ * ended", and a read that shows no ended run at all is a look at every run it covers.
+ */
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { apiRequest } from '../../shared/transport';
+
+const PAGE_SIZE = 100;
+/** Pages one read follows by key before it skips to the newest page (a hint may miss some). */
+const MAX_PAGES = 3;
+/** Each read starts at an id read this long before, so events committed late under lower ids are still seen. */
+const OVERLAP_MS = 3_000;
+/** A run seen final by its own read that no event named this long after: evidence events name no run. */
+const NAMING_EVIDENCE_MS = 5_000;
+/** That many such runs, and no event ever named one: this API's events name no run. */
+const NAMING_MISSES = 3;
+/** After a read fails (no `events:read` scope, say), the list is not used again for this long. */
+const RETRY_AFTER_FAILURE_MS = 10 * 60_000;
+const SEEN_LIMIT = 5_000;
+
+/** What one read of the list tells the watcher. */
+export interface EventHint {
+	/** Runs that events named as ended (to be confirmed by reading each). */
+	named: Set<string>;
+	/** Run events that named no run the watcher knows: runs ended, but which is not said. */
+	unnamed: number;
+}
+
+const RUN_EVENT = /^run\./;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The ids in an event's `data`, at most two levels deep (the spec does not show what it holds). */
+function idsIn(value: unknown, depth = 0, found = new Set<string>()): Set<string> {
+	if (typeof value === 'string' && UUID.test(value)) found.add(value.toLowerCase());
+	else if (value && typeof value === 'object' && depth < 3) for (const inner of Object.values(value)) idsIn(inner, depth + 1, found);
+	return found;
+}
+
+export class RunEventReader {
+	/** Whether this API's run events name their run: unknown until seen. */
+	namesRuns: boolean | undefined;
+	private anchored = false;
+	/** Ids already read, with when they were read (de-duplication across overlapping reads). */
+	private readonly seen = new Map<string, number>();
+	private unconfirmed: Array<{ runId: string; at: number }> = [];
+	private misses = 0;
+	private unusableUntil = 0;
+
+	usable(now: number): boolean {
+		return now >= this.unusableUntil && this.namesRuns !== false;
+	}
+
+	/** A run was seen final by its own read: if no event ever names such runs, events name no run. */
+	seenFinal(runId: string, now: number): void {
+		if (this.namesRuns === undefined) this.unconfirmed.push({ runId: runId.toLowerCase(), at: now });
+	}
+
+	/**
+	 * One read of what was added to the list since the last; `known` tells the runs the watcher
+	 * waits on or saw end. Undefined when the list could not be read: then nothing is known.
+	 */
+	async read(ctx: IExecuteFunctions, signal: AbortSignal, known: (runId: string) => boolean): Promise<EventHint | undefined> {
+		const hint: EventHint = { named: new Set(), unnamed: 0 };
+		const now = Date.now();
+		let events: IDataObject[];
+		try {
+			events = this.anchored ? await this.readSince(ctx, signal) : await this.anchor(ctx, signal);
+		} catch {
+			// No `events:read` scope, say: the waits go on with their own checks only.
+			if (!signal.aborted) this.unusableUntil = now + RETRY_AFTER_FAILURE_MS;
+			return undefined;
+		}
+		for (const event of events) {
+			if (!RUN_EVENT.test(String(event.type))) continue;
+			const runIds = [...idsIn(event.data)].filter(known);
+			for (const runId of runIds) hint.named.add(runId);
+			if (runIds.length === 0) hint.unnamed++;
+		}
+		this.learnNaming(hint, now);
+		return hint;
+	}
+
+	private learnNaming(hint: EventHint, now: number): void {
+		if (hint.named.size > 0) this.namesRuns = true;
+		if (this.namesRuns !== undefined) {
+			this.unconfirmed = [];
+			return;
+		}
+		const old = this.unconfirmed.filter((entry) => now - entry.at >= NAMING_EVIDENCE_MS);
+		this.misses += old.length;
+		this.unconfirmed = this.unconfirmed.filter((entry) => now - entry.at < NAMING_EVIDENCE_MS);
+		if (this.misses >= NAMING_MISSES) this.namesRuns = false;
+	}
+
+	/** The first read: the newest page, whose events are taken as read (at most two requests). */
+	private async anchor(ctx: IExecuteFunctions, signal: AbortSignal): Promise<IDataObject[]> {
+		let page = await this.list(ctx, signal, {});
+		if (page.pages > 1) page = await this.list(ctx, signal, { page: page.pages });
+		this.anchored = true;
+		this.remember(page.data);
+		return [];
+	}
+
+	/** Pages by key from an id read `OVERLAP_MS` ago; past `MAX_PAGES`, on to the newest page. */
+	private async readSince(ctx: IExecuteFunctions, signal: AbortSignal): Promise<IDataObject[]> {
+		const fresh: IDataObject[] = [];
+		let after = this.overlapStart();
+		for (let read = 0; ; read++) {
+			const page = await this.list(ctx, signal, after ? { after } : {});
+			fresh.push(...this.remember(page.data));
+			if (page.data.length < PAGE_SIZE || page.pages <= 1) return fresh;
+			if (read + 1 >= MAX_PAGES) {
+				const newest = await this.list(ctx, signal, { after: String(page.data[page.data.length - 1].id), page: page.pages - 1 });
+				fresh.push(...this.remember(newest.data));
+				return fresh;
+			}
+			after = String(page.data[page.data.length - 1].id);
+		}
+	}
+
+	/** The last id read at least `OVERLAP_MS` ago, else the first still remembered (ids are kept in the order read). */
+	private overlapStart(): string | undefined {
+		const cutoff = Date.now() - OVERLAP_MS;
+		let start: string | undefined;
+		for (const [id, at] of this.seen) {
+			if (at > cutoff) return start ?? id;
+			start = id;
+		}
+		return start;
+	}
+
+	/** Keeps the ids of `events`; returns those not read before. */
+	private remember(events: IDataObject[]): IDataObject[] {
+		const now = Date.now();
+		const fresh = events.filter((event) => typeof event.id === 'string' && !this.seen.has(event.id));
+		for (const event of fresh) this.seen.set(String(event.id), now);
+		for (const [id, at] of this.seen) {
+			if (this.seen.size <= SEEN_LIMIT && at > now - 6 * OVERLAP_MS) break;
+			this.seen.delete(id);
+		}
+		return fresh;
+	}
+
+	private async list(ctx: IExecuteFunctions, signal: AbortSignal, qs: IDataObject): Promise<{ data: IDataObject[]; pages: number }> {
+		const { body } = await apiRequest<{ data?: unknown; pages?: unknown }>(ctx, { method: 'GET', path: '/events', qs: { ...qs, pageSize: PAGE_SIZE } }, { signal });
+		const data = Array.isArray(body?.data) ? (body.data as IDataObject[]).filter((event) => event && typeof event === 'object') : [];
+		return { data, pages: Number(body?.pages) || 1 };
+	}
+}

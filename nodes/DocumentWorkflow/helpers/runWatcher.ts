@@ -1,0 +1,323 @@
+/**
+ * One watcher per API key in this n8n process, shared by every execution's wait: one loop
+ * sends the checks of all of them, what one run taught (how long a workflow's runs take, and
+ * whether events name their run) serves every other, and one read of the event list can
+ * look at all of them at once. Each check runs with the context of the execution whose run
+ * it is; nothing of the watcher is left running once nothing waits (see README.md).
+ */
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
+import type { RunState } from './runCheck';
+import { FINAL_STATUSES, checkOnce } from './runCheck';
+import { RunEventReader } from './runEvents';
+import { PRECISION, RunScheduler, SINGLE_RUN_PRECISION } from './runScheduler';
+import type { WaitOutcome, WaitSettings, WaitTarget } from './runWaiter';
+import { ExecutionCancelledError, cancelSignalOf } from '../../shared/transport';
+
+/** The loop looks again after at most this long while checks are due or in flight. */
+const BUSY_SLICE_MS = 5;
+/** The longest the loop sleeps at once: a cancelled execution is noticed within it. */
+const IDLE_SLICE_MS = 100;
+/** One read of the event list is worth it when it looks at this many runs or more. */
+const EVENT_READ_MIN_RUNS = 3;
+/** A read of the event list also looks at runs checked before that come due within this share of their gap. */
+const EVENT_PULL_SHARE = 0.5;
+/** Run lengths remembered per workflow, and workflows per API key. */
+const LENGTHS_KEPT = 32;
+const WORKFLOWS_KEPT = 200;
+/** API keys whose knowledge is kept in this process. */
+const KEYS_KEPT = 100;
+
+/** What this process learned about an API key's runs; kept after the waits end, bounded. */
+class Knowledge {
+	readonly events = new RunEventReader();
+	private readonly lengths = new Map<string, number[]>();
+	/** Runs seen final in the last minutes: an event naming one shows that events name runs. */
+	private readonly recentlyFinal = new Map<string, number>();
+
+	learn(state: RunState, now: number): void {
+		const run = state.lastRun ?? {};
+		const length = Date.parse(String(run.completedOn)) - Date.parse(String(run.startedOn));
+		const workflowId = String(run.workflowId ?? state.target.workflowId ?? '').trim().toLowerCase();
+		const lengths = this.lengths.get(workflowId) ?? [];
+		lengths.push(Number.isFinite(length) && length >= 0 ? length : now - state.submittedAt);
+		this.lengths.delete(workflowId);
+		this.lengths.set(workflowId, lengths.slice(-LENGTHS_KEPT));
+		if (this.lengths.size > WORKFLOWS_KEPT) this.lengths.delete(this.lengths.keys().next().value!);
+		const runId = state.runId.toLowerCase();
+		this.events.seenFinal(runId, now);
+		this.recentlyFinal.set(runId, now);
+		for (const [id, at] of this.recentlyFinal) if (at < now - 120_000 || this.recentlyFinal.size > 5_000) this.recentlyFinal.delete(id);
+	}
+
+	/** A little past the shortest run of this workflow seen so far: no run of it is checked sooner. */
+	firstCheckAge(workflowId: string | undefined): number | undefined {
+		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
+		return lengths ? Math.min(...lengths) * 1.04 + 150 : undefined;
+	}
+
+	endedRecently(runId: string): boolean {
+		return this.recentlyFinal.has(runId);
+	}
+}
+
+/** One execution's wait: its runs, its settings, its context and how it ends. */
+class Wait {
+	readonly outcomes = new Map<number, WaitOutcome>();
+	readonly scheduler: RunScheduler;
+	readonly executionSignal: AbortSignal | undefined;
+	readonly over = new AbortController();
+	readonly signal: AbortSignal;
+	readonly done: Promise<void>;
+	inFlight = 0;
+	failure?: Error;
+	private settled = false;
+	private settle!: () => void;
+	/** Runs waited on by id: when each started, by the API's clock (see `learnStart`). */
+	private readonly startedOn = new Map<number, number>();
+	private latestStart = -Infinity;
+
+	constructor(
+		readonly ctx: IExecuteFunctions,
+		readonly states: RunState[],
+		readonly settings: WaitSettings,
+		readonly failFast: boolean,
+		private readonly knowledge: Knowledge,
+		private readonly begin: number,
+	) {
+		this.executionSignal = cancelSignalOf(ctx);
+		this.signal = this.executionSignal ? AbortSignal.any([this.over.signal, this.executionSignal]) : this.over.signal;
+		this.done = new Promise((resolve) => (this.settle = resolve));
+		this.scheduler = new RunScheduler(
+			states.map((state, key) => ({ key, submittedAt: state.submittedAt, firstCheckAge: knowledge.firstCheckAge(state.target.workflowId) })),
+			{
+				firstCheckMs: settings.initialIntervalMs,
+				longestIntervalMs: settings.maxIntervalMs,
+				precision: states.length === 1 ? SINGLE_RUN_PRECISION : PRECISION,
+			},
+		);
+		states.forEach((state, key) => {
+			if (state.deadline !== undefined) this.scheduler.notLaterThan(key, state.deadline);
+			// Runs waited on by id: when they started is not known. Each is checked once at once.
+			if (state.target.submittedAt === undefined) this.scheduler.pin(key, begin);
+		});
+	}
+
+	/** Ends the wait when its runs are all done, or it failed or was cancelled; true once ended. */
+	endIfOver(): boolean {
+		if (!this.failure && this.executionSignal?.aborted) this.failure = cancelledError(this.ctx);
+		if (this.failure) this.over.abort();
+		if (this.inFlight > 0 || (!this.failure && this.scheduler.pendingCount > 0)) return this.settled;
+		if (!this.settled) this.settle();
+		return (this.settled = true);
+	}
+
+	/** Whether an event read may look at this run instead of a check (not while it answers 404 or nears its limit). */
+	lookable(key: number, now: number): boolean {
+		const state = this.states[key];
+		return state.notFoundSince === undefined && state.lastRun !== undefined && (state.deadline === undefined || state.deadline > now + 1000);
+	}
+
+	async check(key: number): Promise<void> {
+		const state = this.states[key];
+		try {
+			const result = await checkOnce(this.ctx, state, this.settings, this.signal);
+			const now = Date.now();
+			if ('outcome' in result) {
+				this.outcomes.set(key, result.outcome);
+				const final = state.lastRun !== undefined && FINAL_STATUSES.includes(String(state.lastRun.status));
+				if (final) this.knowledge.learn(state, now);
+				this.scheduler.reportDone(key, now, final);
+				if (result.outcome.error && this.failFast) this.failure ??= result.outcome.error;
+				return;
+			}
+			this.learnStart(key);
+			if (state.pinnedAt !== undefined) this.scheduler.pin(key, state.pinnedAt);
+			else this.scheduler.reportPending(key, now);
+			state.pinnedAt = undefined;
+			if (state.deadline !== undefined) this.scheduler.notLaterThan(key, state.deadline);
+		} catch (error) {
+			if (this.failure) return;
+			if (error instanceof ExecutionCancelledError || this.executionSignal?.aborted) {
+				this.failure = cancelledError(this.ctx, state.target.itemIndex);
+				return;
+			}
+			this.outcomes.set(key, { itemIndex: state.target.itemIndex, error: error as Error });
+			this.scheduler.reportDone(key, Date.now(), false);
+			if (this.failFast) this.failure ??= error as Error;
+		} finally {
+			this.inFlight--;
+		}
+	}
+
+	/**
+	 * A run waited on by id: its `startedOn` places it among the others, the latest started
+	 * counting from the start of the wait, so a sweep follows the order in which they started.
+	 */
+	private learnStart(key: number): void {
+		if (this.states[key].target.submittedAt !== undefined || this.startedOn.has(key)) return;
+		const started = Date.parse(String(this.states[key].lastRun?.startedOn ?? ''));
+		if (!Number.isFinite(started)) return;
+		this.startedOn.set(key, started);
+		if (started > this.latestStart) {
+			this.latestStart = started;
+			for (const [other, at] of this.startedOn) this.scheduler.restart(other, this.begin - (this.latestStart - at));
+		} else this.scheduler.restart(key, this.begin - (this.latestStart - started));
+	}
+}
+
+function cancelledError(ctx: IExecuteFunctions, itemIndex?: number): NodeOperationError {
+	return new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', itemIndex === undefined ? {} : { itemIndex });
+}
+
+export class RunWatcher {
+	private readonly waits = new Set<Wait>();
+	private running = false;
+	private eventReadInFlight = false;
+
+	constructor(
+		private readonly scope: string,
+		private readonly knowledge: Knowledge,
+	) {}
+
+	/** Waits for one execution's runs; one outcome per target, in the order given. */
+	async wait(ctx: IExecuteFunctions, targets: WaitTarget[], settings: WaitSettings, failFast: boolean): Promise<WaitOutcome[]> {
+		const begin = Date.now();
+		const states: RunState[] = targets.map((target) => ({
+			target,
+			runId: target.runId,
+			submittedAt: target.submittedAt ?? begin,
+			deadline: settings.maxWaitMs > 0 ? begin + settings.maxWaitMs : undefined,
+			checks: 0,
+			replacedRunIds: [],
+		}));
+		const wait = new Wait(ctx, states, settings, failFast, this.knowledge, begin);
+		this.waits.add(wait);
+		if (!this.running) void this.loop();
+		await wait.done;
+		if (wait.failure) throw wait.failure;
+		return states.map((_state, key) => wait.outcomes.get(key)!);
+	}
+
+	private async loop(): Promise<void> {
+		this.running = true;
+		for (;;) {
+			// Waits end here, right after a sleep: when the last one ends the loop ends too, and no timer is left.
+			for (const wait of this.waits) if (wait.endIfOver()) this.waits.delete(wait);
+			if (this.waits.size === 0) break;
+			const now = Date.now();
+			this.lookAtEvents(now);
+			this.sendChecks(now);
+			await sleep(this.sliceMs(now));
+		}
+		this.running = false;
+		if (watchers.get(this.scope) === this) watchers.delete(this.scope);
+	}
+
+	private get concurrency(): number {
+		let most = 1;
+		for (const wait of this.waits) most = Math.max(most, Math.floor(wait.settings.concurrency));
+		return most;
+	}
+
+	private get inFlight(): number {
+		let count = this.eventReadInFlight ? 1 : 0;
+		for (const wait of this.waits) count += wait.inFlight;
+		return count;
+	}
+
+	/** Sends the checks that are due, earliest first across every wait, within each wait's and the watcher's concurrency. */
+	private sendChecks(now: number): void {
+		for (let free = this.concurrency - this.inFlight; free > 0; free--) {
+			let earliest: { wait: Wait; at: number } | undefined;
+			for (const wait of this.waits) {
+				if (wait.failure || wait.inFlight >= wait.settings.concurrency) continue;
+				const at = wait.scheduler.nextDueAt();
+				if (at !== undefined && at <= now && (!earliest || at < earliest.at)) earliest = { wait, at };
+			}
+			if (!earliest) return;
+			const [key] = earliest.wait.scheduler.takeDue(now, 1);
+			earliest.wait.inFlight++;
+			void earliest.wait.check(key);
+		}
+	}
+
+	/**
+	 * When several runs are due, one read of the event list looks at all of them: a run it
+	 * names as ended is checked, and so are as many others as it shows run events naming no
+	 * run we know (while this API's events are not known to name runs); the rest were looked at.
+	 */
+	private lookAtEvents(now: number): void {
+		const reader = this.knowledge.events;
+		if (this.eventReadInFlight || !reader.usable(now) || this.inFlight >= this.concurrency) return;
+		const due: Array<{ wait: Wait; key: number; at: number }> = [];
+		for (const wait of this.waits) {
+			if (wait.failure) continue;
+			for (const entry of wait.scheduler.dueBy(now, EVENT_PULL_SHARE)) if (wait.lookable(entry.key, now)) due.push({ wait, ...entry });
+		}
+		if (due.length < EVENT_READ_MIN_RUNS || !due.some((entry) => entry.at <= now)) return;
+		due.sort((a, b) => a.at - b.at);
+		for (const { wait, key } of due) {
+			wait.scheduler.take([key], now);
+			wait.inFlight++;
+		}
+		this.eventReadInFlight = true;
+		void this.readEvents(due);
+	}
+
+	private async readEvents(due: Array<{ wait: Wait; key: number }>): Promise<void> {
+		const reader = this.knowledge.events;
+		const { wait: first } = due[0];
+		const pending = new Set<string>();
+		for (const wait of this.waits) wait.states.forEach((state, key) => !wait.outcomes.has(key) && pending.add(state.runId.toLowerCase()));
+		// Unread (undefined), the list tells nothing: each run gets its own check.
+		const hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.endedRecently(runId));
+		this.eventReadInFlight = false;
+		let unnamed = hint && reader.namesRuns !== true ? hint.unnamed : 0;
+		const now = Date.now();
+		for (const { wait, key } of due) {
+			let check = !hint || hint.named.has(wait.states[key].runId.toLowerCase());
+			if (!check && unnamed > 0) check = unnamed-- > 0;
+			if (check && !wait.failure) {
+				void wait.check(key);
+				continue;
+			}
+			wait.scheduler.reportPending(key, now);
+			wait.inFlight--;
+		}
+	}
+
+	private sliceMs(now: number): number {
+		// While anything is in flight, look again soon: a freed slot is filled, an ended wait returns.
+		if (this.inFlight > 0) return BUSY_SLICE_MS;
+		let next = Infinity;
+		for (const wait of this.waits) next = Math.min(next, wait.scheduler.nextDueAt() ?? Infinity);
+		return Math.min(IDLE_SLICE_MS, Math.max(BUSY_SLICE_MS, next - now));
+	}
+}
+
+/** The watcher of each API key waited on now; one leaves when nothing waits. */
+const watchers = new Map<string, RunWatcher>();
+/** What was learned per API key, kept for the next waits (bounded). */
+const knowledgeByScope = new Map<string, Knowledge>();
+
+/** The watcher for an API key (`limitScope`: base URL and a hash of key and workspace, never the key itself). */
+export function watcherFor(scope: string): RunWatcher {
+	let watcher = watchers.get(scope);
+	if (!watcher) {
+		let knowledge = knowledgeByScope.get(scope);
+		if (!knowledge) {
+			if (knowledgeByScope.size >= KEYS_KEPT) knowledgeByScope.delete(knowledgeByScope.keys().next().value!);
+			knowledge = new Knowledge();
+			knowledgeByScope.set(scope, knowledge);
+		}
+		watcher = new RunWatcher(scope, knowledge);
+		watchers.set(scope, watcher);
+	}
+	return watcher;
+}
+
+/** How many watchers are running now (one per API key waited on): none once nothing waits. */
+export function activeWatcherCount(): number {
+	return watchers.size;
+}

@@ -1,0 +1,90 @@
+/**
+ * One watcher per API key, shared by every execution of this n8n process
+ * (nodes/DocumentWorkflow/helpers/runWatcher.ts), through n8n-core against the sandbox:
+ * executions that run at the same time or one after another, each with its own context.
+ */
+import { activeWatcherCount } from '../../../nodes/DocumentWorkflow/helpers/runWatcher';
+import type { Env } from '../../harness/sandbox';
+import { FAST_WAIT, pathOf, pdfItems, requests, submitParams, useSandbox, waitParams } from '../../harness/sandbox';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The status reads of one run (GET /runs/{id}, answered 200). */
+async function statusReads(env: Env, runId: string): Promise<number> {
+	return (await requests(env, { method: 'GET', pathPrefix: `/runs/${runId}` })).filter((entry) => pathOf(entry) === `/runs/${runId}` && entry.status === 200).length;
+}
+
+/** Submits one document per script, in order, and returns their run ids. */
+async function submitRuns(env: Env, scripts: Array<Parameters<Env['sandbox']['control']['setNextScripts']>[1]>): Promise<string[]> {
+	const wf = env.sandbox.defaultWorkflowId;
+	for (const script of scripts) await env.sandbox.control.setNextScripts(wf, script);
+	const submitted = await env.run(submitParams(wf, {}, { concurrency: 1 }), { items: pdfItems(scripts.length) });
+	return submitted.items.map((item) => item.json.runId as string);
+}
+
+const waitOnRun = (env: Env, runId: string, extra: Record<string, unknown> = {}) =>
+	env.run({ resource: 'run', operation: 'wait', runId, options: { ...FAST_WAIT, maxPollIntervalSeconds: 1 } }, extra);
+
+describe('one watcher per API key', () => {
+	const env = useSandbox();
+
+	it('what one execution learned serves the next: a run as long as the last is checked once, when it ends', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		const script = [{ status: 'running', ms: 1500 }, { status: 'completed' }];
+		await env.sandbox.control.setNextScripts(wf, script, 2);
+		const first = await env.run(waitParams(wf, {}, {}), { items: pdfItems(1) });
+		expect(first.items[0].json.waitOutcome).toBe('completed');
+		const second = await env.run(waitParams(wf, {}, {}), { items: pdfItems(1) });
+		expect(second.items[0].json.waitOutcome).toBe('completed');
+		// The first run was found by checks every fifth of its age; the second is checked once.
+		expect(await statusReads(env, String(first.items[0].json.runId))).toBeGreaterThan(3);
+		expect(await statusReads(env, String(second.items[0].json.runId))).toBe(1);
+	});
+
+	it('executions at once share it; one cancelled, one failing and one finishing each end on their own, and then nothing is left', async () => {
+		const [finishing, failing, cancelled] = await submitRuns(env, [
+			[{ status: 'running', ms: 2500 }, { status: 'completed' }],
+			[{ status: 'running', ms: 800 }, { status: 'failed', error: { code: 'BROKEN' } }],
+			[{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+		]);
+		const ended: Record<string, number> = {};
+		const track = <T>(name: string, work: Promise<T>) => work.finally(() => (ended[name] = Date.now()));
+		const runs = Promise.all([
+			track('finishing', waitOnRun(env, finishing)),
+			track('failing', waitOnRun(env, failing)),
+			track('cancelled', waitOnRun(env, cancelled, { cancelAfterMs: 1200 })),
+		]);
+		await pause(400);
+		expect(activeWatcherCount()).toBe(1);
+		const [done, failed, stopped] = await runs;
+
+		expect(done.error).toBeUndefined();
+		expect(done.items[0].json).toMatchObject({ runId: finishing, waitOutcome: 'completed' });
+		expect(failed.error?.message).toMatch(new RegExp(`^Run ${failing} failed: BROKEN`));
+		expect(stopped.run.status).toBe('canceled');
+		// Neither the failure nor the cancel held the others: each ended before the finishing run did.
+		expect(ended.failing).toBeLessThan(ended.finishing);
+		expect(ended.cancelled).toBeLessThan(ended.finishing);
+		// The cancelled execution's run left the watcher at once: not checked after it ended.
+		const checksOfCancelled = (await requests(env, { pathPrefix: `/runs/${cancelled}` })).map((entry) => entry.realTimeMs);
+		expect(Math.max(...checksOfCancelled)).toBeLessThanOrEqual(ended.cancelled);
+		// Once nothing waits, the watcher is gone and sends nothing more.
+		expect(activeWatcherCount()).toBe(0);
+		const before = (await requests(env)).length;
+		await pause(500);
+		expect((await requests(env)).length).toBe(before);
+	});
+
+	it('a run.completed event for a run still running does not end its wait: the run is read first', async () => {
+		const [runId] = await submitRuns(env, [[{ status: 'running', ms: 2500 }, { status: 'completed' }]]);
+		const others = await submitRuns(env, Array.from({ length: 4 }, () => [{ status: 'running', ms: 2500 }, { status: 'completed' }]));
+		const waits = [runId, ...others].map((id) => waitOnRun(env, id));
+		await pause(600);
+		await env.sandbox.control.createEvents([{ type: 'run.completed', data: { runId, status: 'completed' } }]);
+		const results = await Promise.all(waits);
+		const item = results[0].items[0].json;
+		expect(item).toMatchObject({ runId, status: 'completed', waitOutcome: 'completed' });
+		// Completed by the sandbox's clock no earlier than its script allows.
+		expect(Date.parse(String(item.completedOn)) - Date.parse(String(item.startedOn))).toBeGreaterThanOrEqual(2500);
+	});
+});

@@ -1,0 +1,56 @@
+/**
+ * Many one-document executions at once, the way most workflows run (a webhook, a form or a
+ * file trigger starts one execution per document), through n8n-core against the sandbox:
+ * one read limit for all of them, and waiting that works whether or not the API's run
+ * events name their run.
+ */
+import type { Env } from '../../harness/sandbox';
+import { pathOf, pdfItems, requests, useSandbox, waitParams } from '../../harness/sandbox';
+
+const RUN_MS = 3000;
+
+/** Starts `count` executions 25 ms apart, each submitting one document and waiting for it with its output. */
+async function oneDocumentExecutions(env: Env, count: number) {
+	const wf = env.sandbox.defaultWorkflowId;
+	await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: RUN_MS }, { status: 'completed' }], count);
+	const executions = [];
+	for (let i = 0; i < count; i++) {
+		executions.push(env.run(waitParams(wf, { includeOutput: true }, {}), { items: pdfItems(1) }));
+		await new Promise((resolve) => setTimeout(resolve, 25));
+	}
+	return await Promise.all(executions);
+}
+
+describe('one-document executions at once', () => {
+	const env = useSandbox();
+
+	it('share one read limit: under 1% of the requests answered 429', async () => {
+		await env.sandbox.control.setRateLimits({ reads: { limit: 10, windowMs: 1000 } });
+		const results = await oneDocumentExecutions(env, 20);
+		for (const result of results) expect(result.items[0]?.json).toMatchObject({ waitOutcome: 'completed', outputKind: 'json' });
+		const log = await requests(env, { origin: 'api' });
+		const refused = log.filter((entry) => entry.status === 429).length;
+		expect(refused / log.length).toBeLessThan(0.01);
+	});
+
+	it.each([
+		['name their run', true],
+		['name no run', false],
+	])('complete with few status reads when run events %s, each run read before its item is given', async (_label, named) => {
+		await env.sandbox.control.setSettings({ runEventsNameRun: named });
+		const results = await oneDocumentExecutions(env, 20);
+		const log = await requests(env, { origin: 'api' });
+		for (const result of results) {
+			const item = result.items[0]?.json;
+			expect(item).toMatchObject({ waitOutcome: 'completed', status: 'completed', outputKind: 'json' });
+			// The item's run was read, answering completed, before its output was read.
+			const runId = String(item?.runId);
+			const runRead = log.findIndex((entry) => pathOf(entry) === `/runs/${runId}` && entry.status === 200);
+			const outputRead = log.findIndex((entry) => pathOf(entry) === `/runs/${runId}/output`);
+			expect(runRead).toBeGreaterThanOrEqual(0);
+			expect(runRead).toBeLessThan(outputRead);
+		}
+		const statusReads = log.filter((entry) => /^\/runs\/[^/]+$/.test(pathOf(entry))).length;
+		expect(statusReads / results.length).toBeLessThanOrEqual(3);
+	});
+});
