@@ -47,7 +47,7 @@ const MAX_429_SHARE = 0.01;
 
 const count = (n) => Math.max(1, Math.round(n * COUNT_SCALE));
 /** A run length as the page names it, after BENCH_TIME_SCALE. */
-const len = (ms) => (ms * TIME_SCALE >= 60_000 && (ms * TIME_SCALE) % 60_000 === 0 ? `${(ms * TIME_SCALE) / 60_000}-minute` : `${Math.round(ms * TIME_SCALE) / 1000} s`);
+const len = (ms) => `${Math.round(ms * TIME_SCALE) / 1000} s`;
 /** Evenly from 5 s to 120 s, shuffled so that arrival order says nothing about length. */
 const spread = (n) => Array.from({ length: n }, (_, i) => 5000 + ((i * 7919) % n) * (115_000 / Math.max(1, n - 1)));
 
@@ -61,7 +61,7 @@ const ROWS = [
 	{ id: 'steady-unnamed', alive: 40, total: 120, lengths: (n) => new Array(n).fill(20_000), named: false, maxRequests: 6, maxLate: 0.1, diyFrom: 'steady', label: `runs of ${len(20_000)}, events name no run` },
 	{ id: 'spread', alive: 40, total: 80, lengths: spread, named: true, maxRequests: 5, maxLate: 0.2, diy: true, label: `runs spread from ${len(5000)} to ${len(120_000)}, events name their run` },
 	{ id: 'spread-unnamed', alive: 40, total: 80, lengths: spread, named: false, maxRequests: 16, maxLate: 0.2, diyFrom: 'spread', label: `runs spread from ${len(5000)} to ${len(120_000)}, events name no run` },
-	{ id: 'first', alive: 1, total: 1, fixedCount: true, lengths: (n) => new Array(n).fill(120_000), named: false, maxRequests: 30, maxLate: 0.2, diy: true, label: `a workflow's first execution ever (an API key this n8n process never used), a ${len(120_000)} run, events name no run` },
+	{ id: 'first', alive: 1, total: 1, fixedCount: true, lengths: (n) => new Array(n).fill(120_000), named: false, maxRequests: 30, maxLate: 0.2, diy: true, label: `a workflow's first execution ever (an API key this n8n process never used), one run of ${len(120_000)}, events name no run` },
 	{ id: 'limited', alive: 200, total: 400, lengths: (n) => new Array(n).fill(5000), named: true, readLimit: READ_LIMIT, diy: true, label: `runs of ${len(5000)}, read limit ${READ_LIMIT} a second (429 with Retry-After), events name their run` },
 ].map((row) => ({ ...row, alive: row.fixedCount ? row.alive : count(row.alive), total: row.fixedCount ? row.total : count(row.total) }));
 
