@@ -30,6 +30,7 @@ function outputLateness(entries, runs) {
 	const ms = [];
 	const share = [];
 	let unread = 0;
+	let worst;
 	for (const run of runs) {
 		const readAt = firstRead.get(run.id);
 		if (readAt === undefined) {
@@ -39,9 +40,18 @@ function outputLateness(entries, runs) {
 		const end = Date.parse(run.completedOn);
 		ms.push(readAt - end);
 		share.push((readAt - end) / (end - Date.parse(run.startedOn ?? run.visibleOn)));
+		if (!worst || readAt - end > worst.lateMs) worst = { lateMs: readAt - end, run };
 	}
+	// The latest document's story, for the log: when its run started and ended, and each request that named it.
+	const worstStory = worst && {
+		runId: worst.run.id,
+		started: worst.run.startedOn ?? worst.run.visibleOn,
+		completed: worst.run.completedOn,
+		requests: entries.filter((entry) => entry.path.includes(worst.run.id)).map((entry) => `${entry.time.slice(11, 23)} ${entry.method} ${pathOf(entry).replace(worst.run.id, '{id}')} ${entry.status}`),
+	};
 	return {
 		unread,
+		worstStory,
 		lateMedianMs: ms.length ? median(ms) : NaN,
 		lateWorstMs: ms.length ? Math.max(...ms) : NaN,
 		lateMedianShare: share.length ? median(share) : NaN,

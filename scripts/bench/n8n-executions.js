@@ -234,6 +234,7 @@ function figures(entries, runs, documents) {
 					const f = await measureParty(control, p, measured[i], log_);
 					runsOf.set(p, measured[i]);
 					log(`${p.row.id}/${p.way}: ${round(f.perDocument, 2)} requests per document (${JSON.stringify(f.kinds)}), 429: ${f.rateLimited}, late median ${round(f.lateMedianMs / 1000, 2)} s, worst ${round(f.lateWorstMs / 1000, 2)} s (${round(f.lateWorstShare * 100)}% of the run), failed ${f.failed}, unread ${f.unread}, ${round(f.wallMs / 1000)} s`);
+					if (f.worstStory) log(`${p.row.id}/${p.way}: the latest output read: ${JSON.stringify(f.worstStory)}`);
 				}
 				phases.push({ what: group.map((p) => `${p.row.id} (${p.way === 'node' ? 'node' : 'do-it-yourself'})`).join(' beside '), ms: Date.now() - t0 });
 			}
