@@ -12,7 +12,7 @@ describe('credential test (the editor\'s Test button)', () => {
 		const result = await testCredential(env.credentials);
 		expect(result).toEqual({ status: 'OK', message: 'Connection successful!' });
 		const [request] = await env.sandbox.control.getRequests({ pathPrefix: '/events' });
-		expect(request.headers['x-api-key']).toBe(env.sandbox.apiKey);
+		expect(request.headers['x-api-key']).toBe(env.credentials.apiKey);
 		expect(request.path).toBe('/events?pageSize=1');
 	});
 

@@ -53,7 +53,7 @@ describe('the journal sees what n8n would show and log', () => {
 		await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId }, credentials: env.credentials });
 		await runActionNode({ parameters: { resource: 'run', operation: 'get', runId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials: env.credentials });
 		const entries = entriesOfThisFile().slice(before);
-		expect(entries.some((e) => e.kind === 'secret' && e.text === env.sandbox.apiKey)).toBe(true);
+		expect(entries.some((e) => e.kind === 'secret' && e.text === env.credentials.apiKey)).toBe(true);
 		expect(entries.some((e) => e.kind === 'log' && e.text.includes('Document Workflow API request'))).toBe(true);
 		expect(entries.some((e) => e.kind === 'output' && e.text.includes('Invoice extraction'))).toBe(true);
 		expect(entries.some((e) => e.kind === 'error' && e.text === 'The run was not found (404)')).toBe(true);
@@ -65,7 +65,7 @@ describe('the key never appears, on the paths most likely to leak it', () => {
 	test('errors of every kind, log lines, outputs and static data carry no key', async () => {
 		const limited = await env.sandbox.control.createKey({ scopes: ['runs:read'] });
 		const expired = await env.sandbox.control.createKey({ expiresOn: new Date((await env.sandbox.control.getClock()).nowMs - 1).toISOString() });
-		const keys = [env.sandbox.apiKey, limited.key, expired.key];
+		const keys = [env.credentials.apiKey, limited.key, expired.key];
 		const before = entriesOfThisFile().length;
 		const get = { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId };
 		await runActionNode({ parameters: get, credentials: { ...env.credentials, apiKey: limited.key } }); // 403
@@ -90,12 +90,12 @@ describe('the key never appears, on the paths most likely to leak it', () => {
 			kind: 'badBody',
 			status: 400,
 			contentType: 'text/plain',
-			body: `Bad request. Headers received: x-api-key: ${env.sandbox.apiKey}; accept: application/json`,
+			body: `Bad request. Headers received: x-api-key: ${env.credentials.apiKey}; accept: application/json`,
 		});
 		const result = await runActionNode({ parameters: { resource: 'run', operation: 'get', runId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials: env.credentials });
 		expect(result.error?.message).toBe('The API rejected the request as invalid (400)');
 		expect(result.error?.description).toContain('x-api-key: [redacted API key]; accept');
-		expect(result.error?.description).not.toContain(env.sandbox.apiKey);
+		expect(result.error?.description).not.toContain(env.credentials.apiKey);
 	});
 
 	test('a JSON body that echoes the key is redacted too, in problem details and in non-JSON success bodies', async () => {
@@ -104,15 +104,15 @@ describe('the key never appears, on the paths most likely to leak it', () => {
 			kind: 'badBody',
 			status: 403,
 			contentType: 'application/problem+json',
-			body: JSON.stringify({ status: 403, title: 'Forbidden', type: 'about:blank', instance: '/documents', traceId: 't', detail: `key ${env.sandbox.apiKey} lacks documents:read` }),
+			body: JSON.stringify({ status: 403, title: 'Forbidden', type: 'about:blank', instance: '/documents', traceId: 't', detail: `key ${env.credentials.apiKey} lacks documents:read` }),
 			count: 1,
 		});
 		const problem = await runActionNode({ parameters: { resource: 'document', operation: 'get', documentId: '3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70' }, credentials: env.credentials });
 		expect(problem.error?.description).toContain('API detail: key [redacted API key] lacks documents:read');
-		await env.sandbox.control.addFault({ pathPrefix: '/workflows/', kind: 'badBody', status: 200, contentType: 'application/json', body: `{"echo": "${env.sandbox.apiKey}"`, count: 1 });
+		await env.sandbox.control.addFault({ pathPrefix: '/workflows/', kind: 'badBody', status: 200, contentType: 'application/json', body: `{"echo": "${env.credentials.apiKey}"`, count: 1 });
 		const broken = await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId }, credentials: env.credentials });
 		expect(broken.error?.message).toBe('The API answered with a body that is not valid JSON');
-		expect(broken.error?.description).not.toContain(env.sandbox.apiKey);
+		expect(broken.error?.description).not.toContain(env.credentials.apiKey);
 	});
 });
 
@@ -130,10 +130,10 @@ describe('the file-link origin never receives the key', () => {
 		expect(fileRequests.map((r) => r.status)).toEqual([200, 410, 200]);
 		for (const request of fileRequests) {
 			expect(request.headers['x-api-key']).toBeUndefined();
-			expect(JSON.stringify(request)).not.toContain(env.sandbox.apiKey);
+			expect(JSON.stringify(request)).not.toContain(env.credentials.apiKey);
 		}
 		// The API origin did get the key, so the check above is not vacuous.
-		expect((await env.sandbox.control.getRequests({ origin: 'api', pathPrefix: '/documents/' }))[0].headers['x-api-key']).toBe(env.sandbox.apiKey);
+		expect((await env.sandbox.control.getRequests({ origin: 'api', pathPrefix: '/documents/' }))[0].headers['x-api-key']).toBe(env.credentials.apiKey);
 		expect(await env.sandbox.control.fileOriginSawApiKey()).toBe(false);
 		expect(filesOriginApiKeySightingsInProcess()).toEqual([]);
 	});

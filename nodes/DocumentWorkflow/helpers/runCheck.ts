@@ -278,6 +278,10 @@ async function explainMissingRun(
 		state.notFoundSince = undefined;
 		return pendingOrTimeLimit(ctx, state, settings, now, 0);
 	}
-	// Still nothing to explain it: keep checking at the longest interval until the time limit.
-	return pendingOrTimeLimit(ctx, state, settings, now, settings.maxIntervalMs);
+	// Nothing explains it and no run turned up: waiting on would never end (with Max Wait 0, not at all).
+	const message = `Run ${state.runId} was not found (404) for ${grace}, and document ${documentId} (status "${documentStatus}") lists no run.`;
+	const description = `The run never started, or it is not visible to this API key (another organization or workspace). Look at the document in the service. If its runs take longer than ${grace} to appear, raise "Not Found Grace Period".${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`;
+	if (settings.onFailed === 'error') return { outcome: { itemIndex, error: new NodeOperationError(ctx.getNode(), message, { itemIndex, description }) } };
+	const json: IDataObject = { ...(state.target.base ?? {}), runId: state.runId, documentId, status: documentStatus, document, waitOutcome: 'notStarted' satisfies WaitOutcomeKind, finished: false, message };
+	return { outcome: { itemIndex, item: { json, pairedItem: { item: itemIndex } } } };
 }

@@ -1,41 +1,12 @@
 /**
- * Which run of a batch to check when: the decisions of the wait, with no I/O and no clock of
- * its own (the caller passes `now`), so they can be tested on their own.
- *
- * Why a batch scheduler and not a timer per run: the node hands n8n every item at once, when
- * the last run is final. What counts is how soon the *last* run is seen final and how many
- * requests the whole batch costs, not how soon each single run is seen. So:
- *
- * 1. **Probes learn the batch's run length.** A few runs spread over the batch (`PROBES`) are
- *    checked, in turn, at one check per `gap(age)`: about `PRECISION` of the runs' age (at
- *    least a quarter of the first check interval, at most the longest interval), so their
- *    cost grows with the logarithm of the run length, not with the batch size. The other
- *    runs are not checked at all yet.
- * 2. **Ages line up.** When a probe is seen final at age `f`, every other probe still pending
- *    is checked when it reaches age `f` too (runs of a batch were submitted at different
- *    moments; ages, not clock times, compare them).
- * 3. **One sweep.** The longest age at which a probe was seen final is the batch's likely run
- *    length: every other run is checked once, when it reaches that age. The sweep follows the
- *    probes in submission order: a run is swept once every probe submitted before it (and the
- *    oldest probe) is final, so it neither waits for the youngest probe nor trusts a single
- *    one when older probes still run. Runs of equal length are all seen final with one check
- *    each, close to the moment each one ends.
- * 4. **The tail is a new round.** Runs still pending at the sweep are longer than every probe:
- *    they form the next round (new probes among them, then a sweep), until none is left. When
- *    a round has no more runs than probes, each is checked every `gap(age)`: one of them is
- *    the last run, and the batch ends when it is seen.
- *
- * The caller may pin a run's next check (a run id that answers 404 for a while, a run id
- * replaced by another, the time limit); a pinned check is outside the rounds.
+ * Which run of one wait to check when (pure: no I/O, the caller passes `now`): a few probes
+ * learn how long the runs take, every other run is checked about once, when it is likely
+ * done, and runs longer than every probe form the next round. Why, in README.md.
  */
 
 /** Relative precision of a batch: a probe is checked again after about this share of its age. */
 export const PRECISION = 0.04;
-/**
- * Relative precision of a wait on one run: each check is a request for that run alone, and the
- * run's own item waits on it, so it is seen at most this share of its age late (for a 2-minute
- * run about 27 checks from a 1 s start, where 4% would take over a hundred).
- */
+/** Relative precision of a wait on one run: each check is for that run alone, and its item waits on it. */
 export const SINGLE_RUN_PRECISION = 0.2;
 /** Taken off each gap: the check and the output read after it take this long too. */
 const ANSWER_MARGIN_MS = 50;

@@ -56,20 +56,6 @@ export type WaitOutcomeKind =
 	| 'held'
 	| 'notStarted';
 
-/** The item for a trigger result that came back `held` (no run yet). */
-export function heldItem(triggerResult: IDataObject, itemIndex: number): INodeExecutionData {
-	return {
-		json: {
-			...triggerResult,
-			waitOutcome: 'held' satisfies WaitOutcomeKind,
-			finished: false,
-			message:
-				"The document was stored but is held: the workflow's webhook trigger has its automatic-run setting off, so no run was started. It waits until someone runs it in the service; no run id exists yet. Use Document → Get Runs with this document ID later to find its run.",
-		},
-		pairedItem: { item: itemIndex },
-	};
-}
-
 /**
  * Waits for every target's run to be final (or to stop early, time out, or turn out never
  * to have started) and returns one outcome per target, in the order given. With `failFast`

@@ -1,34 +1,19 @@
 /**
  * How fast reads may go under the API's read rate limit: one pacer per API key in this n8n
- * process (`readPacerFor`), shared by every read of every execution (status checks, output
- * reads, event reads of both nodes), since the plan's read limit is one limit. Pure apart
- * from the registry: the caller passes `now`.
- *
- * The transport obeys `Retry-After`, but every request already on its way when a limit's
- * window runs out gets a 429 too. So reads are spaced: the pacer starts at `START_RATE` a
- * second and doubles the rate while it is what holds reads back; at a 429 it drops a little
- * under the rate the API let through in the last second, remembers that as the limit, stays
- * under it for `LIMIT_TRUSTED_MS`, and from then on grows only slowly (`SLOW_GROWTH`).
+ * process (`readPacerFor`), shared by every read of both nodes, since the plan's read limit
+ * is one limit. Pure apart from the registry (the caller passes `now`); why it learns the
+ * limit as it does: ../../DocumentWorkflow/helpers/README.md.
  */
 
 /** Reads a second before anything is known about the limit. */
 export const START_RATE = 200;
-/**
- * Unused rate of up to this long may be spent at once. Reads that waited wake every few
- * milliseconds, so without it the pacer could allow at most one read per wake-up, however
- * high the rate (about 170 a second: the cap the first measurements showed).
- */
+/** Unused rate of up to this long may be spent at once (else one read per wake-up of a waiting read, at most). */
 export const BURST_MS = 25;
 /** The rate does not grow past this (far above any read limit); it keeps the arithmetic finite. */
 export const MAX_RATE = 10_000;
 /** After a 429: this share of the rate the API let through in the last second. */
 const BACK_OFF = 0.85;
-/**
- * Without a 429, the rate doubles after this long spent held back by it. Not faster: every
- * read in flight when an unknown limit is first met gets a 429 too, so the rate at that
- * moment decides how many are refused (at 200 a second a limit of 50 is met within this
- * time, with about one read in flight).
- */
+/** Without a 429, the rate doubles after this long held back (not faster: reads in flight when a limit is met get 429s). */
 const GROWTH_AFTER_MS = 250;
 /** Once a 429 was seen: the rate grows by this share per second held back. */
 const SLOW_GROWTH = 0.05;
@@ -36,6 +21,8 @@ const SLOW_GROWTH = 0.05;
 const UNDER_LIMIT = 0.95;
 /** …for this long after that 429; then it may grow past it (the limit may have risen). */
 const LIMIT_TRUSTED_MS = 15_000;
+/** A 429 whose `Retry-After` is at most this long comes from a limit counted per second or so, which the pacer learns. */
+const PER_SECOND_WINDOW_MS = 2_000;
 /** Reads held back less than this apart count as one stretch of being held back. */
 const HELD_GAP_MS = 300;
 
@@ -90,7 +77,10 @@ export class ReadPacer {
 	}
 
 	/** A 429 was seen: the API's limit is below the current rate. */
-	rateLimited(now: number): void {
+	rateLimited(now: number, retryAfterMs = 1000): void {
+		this.heldSince = undefined;
+		// A limit counted over minutes says nothing about reads a second; the gate holds reads until it opens.
+		if (retryAfterMs > PER_SECOND_WINDOW_MS) return;
 		while (this.answeredAt.length > 0 && this.answeredAt[0] < now - 1000) this.answeredAt.shift();
 		this.rate = Math.max(1, Math.min(this.rate, this.answeredAt.length) * BACK_OFF);
 		// What the API let through in the last second overstates a limit counted in fixed windows
@@ -99,7 +89,6 @@ export class ReadPacer {
 		const letThrough = Math.max(1, this.answeredAt.length);
 		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : Infinity;
 		this.limit = { perSecond: Math.min(trusted, letThrough), at: now };
-		this.heldSince = undefined;
 	}
 }
 

@@ -315,7 +315,7 @@ function onRateLimited(call: Call, attempts: Attempts, answer: { statusCode: num
 	const until = now + retryAfterMs;
 	// The first 429 met while the limit was open tells the read pacer the limit's size; the
 	// others of the same window (reads already on their way) tell it nothing more.
-	if (call.limit === 'read' && rateLimitOpensAt(call.scope, call.limit) <= now) readPacerFor(call.scope).rateLimited(now);
+	if (call.limit === 'read' && rateLimitOpensAt(call.scope, call.limit) <= now) readPacerFor(call.scope).rateLimited(now, retryAfterMs);
 	// Other requests of this class wait too, but only for a wait this request would take itself.
 	if (retryAfterMs <= policy.maxRetryAfterMs) closeRateLimitUntil(call.scope, call.limit, until);
 	if (retryAfterMs > policy.maxRetryAfterMs) throw rateLimitError(node, where, retryAfterMs, `the ${Math.round(policy.maxRetryAfterMs / 1000)} s the node waits at most`);

@@ -106,7 +106,7 @@ describe('Document → Get Original File', () => {
 		expect(fileRequests).toHaveLength(1);
 		expect(fileRequests[0].headers['x-api-key']).toBeUndefined();
 		const apiRequests = await requests(env, { origin: 'api', pathPrefix: '/documents/' });
-		expect(apiRequests[0].headers['x-api-key']).toBe(env.sandbox.apiKey);
+		expect(apiRequests[0].headers['x-api-key']).toBe(env.credentials.apiKey);
 	});
 
 	it('requests a new link once when the first has expired', async () => {

@@ -93,3 +93,14 @@ describe('readPacerFor', () => {
 		expect(readPacerFor('https://api.test|bbbb')).not.toBe(readPacerFor('https://api.test|aaaa'));
 	});
 });
+
+describe('ReadPacer and long windows', () => {
+	it('learns nothing from a 429 whose Retry-After is minutes: that limit is not counted per second', () => {
+		const pacer = new ReadPacer();
+		for (let i = 0; i < 3; i++) pacer.answered(1000 + i * 10);
+		pacer.rateLimited(1100, 120_000);
+		expect(pacer.readsPerSecond).toBe(START_RATE);
+		pacer.rateLimited(1200, 1000);
+		expect(pacer.readsPerSecond).toBeLessThan(START_RATE);
+	});
+});

@@ -4,8 +4,7 @@ import { mapWithConcurrency } from '../../helpers/concurrency';
 import { automaticIdempotencyKey, recalledTriggerResult, rememberTimedOutUpload, rememberTriggerResult, uploadTimedOutBefore } from '../../helpers/idempotency';
 import type { MultipartUpload } from '../../helpers/multipartUpload';
 import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
-import type { WaitTarget } from '../../helpers/runWaiter';
-import { heldItem } from '../../helpers/runWaiter';
+import type { WaitOutcomeKind, WaitTarget } from '../../helpers/runWaiter';
 import type { ApiErrorOverrides, ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { optionsCollection, workflowIdField } from '../fields';
@@ -304,6 +303,20 @@ function submissionErrorItem(error: unknown, itemIndex: number, waitForCompletio
 		if (waitForCompletion) item.json.waitOutcome = REPEATED_KEY_OUTCOMES[state];
 	}
 	return item;
+}
+
+/** The item for a trigger result that came back `held` (no run yet). */
+function heldItem(triggerResult: IDataObject, itemIndex: number): INodeExecutionData {
+	return {
+		json: {
+			...triggerResult,
+			waitOutcome: 'held' satisfies WaitOutcomeKind,
+			finished: false,
+			message:
+				"The document was stored but is held: the workflow's webhook trigger has its automatic-run setting off, so no run was started. It waits until someone runs it in the service; no run id exists yet. Use Document → Get Runs with this document ID later to find its run.",
+		},
+		pairedItem: { item: itemIndex },
+	};
 }
 
 export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
