@@ -24,6 +24,7 @@
  * is its own.
  */
 const fs = require('node:fs');
+const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const e2e = require('../e2e/n8n');
@@ -81,21 +82,36 @@ async function party(control, row, way, index) {
 	return { row, way, org, key, workflow, lengths, webhookPath, credentialId: `dwBenchCred${String(index).padStart(5, '0')}` };
 }
 
-async function callWebhook(n8n, p, body) {
-	const res = await fetch(`${n8n.baseUrl}/webhook/${p.webhookPath}`, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify(body),
-		signal: AbortSignal.timeout(15 * 60_000),
+/**
+ * POSTs to the webhook and waits for the execution's answer. Plain node:http, not fetch: fetch
+ * gives up on an answer whose headers take over 300 s (undici's headersTimeout), and an
+ * execution may take longer; this waits up to 15 minutes.
+ */
+function post(url, body) {
+	return new Promise((resolve, reject) => {
+		const data = JSON.stringify(body);
+		const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) }, timeout: 15 * 60_000 }, (res) => {
+			let text = '';
+			res.setEncoding('utf8');
+			res.on('data', (chunk) => (text += chunk));
+			res.on('end', () => resolve({ status: res.statusCode, text }));
+			res.on('error', reject);
+		});
+		req.on('timeout', () => req.destroy(new Error('no answer in 15 minutes')));
+		req.on('error', reject);
+		req.end(data);
 	});
-	const text = await res.text();
+}
+
+async function callWebhook(n8n, p, body) {
+	const { status, text } = await post(`${n8n.baseUrl}/webhook/${p.webhookPath}`, body);
 	let json;
 	try {
 		json = JSON.parse(text);
 	} catch {
 		json = undefined;
 	}
-	return { status: res.status, json, text: text.slice(0, 300) };
+	return { status, json, text: text.slice(0, 300) };
 }
 
 /** Whether one execution's answer shows a completed run with its output. */
