@@ -16,6 +16,8 @@
  *   BENCH_TIME_SCALE        run lengths multiplied by this (default 1), for a quick trial
  *   BENCH_DIY_WAIT_SECONDS  the do-it-yourself loop's Wait (default 10)
  *   BENCH_N8N_SERIAL=1      the node and the do-it-yourself loop one after the other, never side by side
+ *   BENCH_N8N_DIR           n8n's user folder (default .e2e/bench-executions; emptied first)
+ *   BENCH_SKIP_BUILD=1      pack the dist/ already built instead of running npm run build
  *
  * Every figure comes from the sandbox: its request log (every request with the row's own API
  * key: uploads, status reads, event-list reads, output reads, 429 answers) and its runs
@@ -199,7 +201,7 @@ function figures(entries, runs, documents) {
 	const { startSandbox } = require(path.join(sbx.BUILD_DIR, 'sandbox', 'src', 'index.js'));
 	const sandbox = await startSandbox({});
 	const control = sandbox.control;
-	const userFolder = path.join(e2e.CACHE, 'bench-executions');
+	const userFolder = process.env.BENCH_N8N_DIR ?? path.join(e2e.CACHE, 'bench-executions');
 	const n8n = new e2e.N8nInstance({ major: '2', userFolder, fresh: true, port: 5698 });
 	const results = new Map();
 	const runsOf = new Map();
