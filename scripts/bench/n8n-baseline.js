@@ -15,12 +15,13 @@
  * moment the slowest run became final, on the sandbox's clock. Short rows: median of
  * BENCH_REPEATS (default 3); rows with 60 s runs: once.
  */
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const e2e = require('../e2e/n8n');
 const sbx = require('../e2e/sandbox');
+const { median, outputLateness, round } = require('./measure');
+const { diyLoopWorkflow } = require('./workflows');
 
 const ROOT = path.join(__dirname, '..', '..');
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -28,97 +29,12 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 200);
 const ROWS = process.env.BENCH_ROWS ?? 'all';
 const WORKFLOW_ID = 'dwBenchDiyLoop01';
 
-/** The workflow a user would build: upload, Wait, read the run, IF final, else back to the Wait; then read the outputs. */
-function loopWorkflow({ baseUrl, apiKey, workflowId, documents, waitSeconds }) {
-	const headers = { parameters: [{ name: 'X-Api-Key', value: apiKey }] };
-	const node = (name, type, typeVersion, parameters, position) => ({ id: crypto.randomUUID(), name, type, typeVersion, position, parameters });
-	return {
-		id: WORKFLOW_ID,
-		name: `Upload, wait ${waitSeconds} s, read runs, loop (${documents} documents)`,
-		active: false,
-		settings: { executionOrder: 'v1' },
-		nodes: [
-			node('Start', 'n8n-nodes-base.manualTrigger', 1, {}, [0, 0]),
-			node(
-				'Files',
-				'n8n-nodes-base.code',
-				2,
-				{
-					jsCode: `const out = [];\nfor (let i = 0; i < ${documents}; i++) {\n  const text = '%PDF-1.4\\n% document ' + i + '\\n%%EOF\\n';\n  out.push({ json: { index: i }, binary: { data: { data: Buffer.from(text).toString('base64'), mimeType: 'application/pdf', fileName: 'doc-' + i + '.pdf' } } });\n}\nreturn out;`,
-				},
-				[200, 0],
-			),
-			node(
-				'Upload',
-				'n8n-nodes-base.httpRequest',
-				4.2,
-				{
-					method: 'POST',
-					url: `${baseUrl}/workflows/${workflowId}/trigger`,
-					sendHeaders: true,
-					headerParameters: headers,
-					sendBody: true,
-					contentType: 'multipart-form-data',
-					bodyParameters: { parameters: [{ parameterType: 'formBinaryData', name: 'file', inputDataFieldName: 'data' }] },
-					options: {},
-				},
-				[400, 0],
-			),
-			node('Wait', 'n8n-nodes-base.wait', 1.1, { amount: waitSeconds, unit: 'seconds' }, [600, 0]),
-			node(
-				'Read run',
-				'n8n-nodes-base.httpRequest',
-				4.2,
-				{ url: `={{ '${baseUrl}/runs/' + ($json.runId ?? $json.id) }}`, sendHeaders: true, headerParameters: headers, options: {} },
-				[800, 0],
-			),
-			node(
-				'Final?',
-				'n8n-nodes-base.if',
-				2.2,
-				{
-					conditions: {
-						options: { caseSensitive: true, leftValue: '', typeValidation: 'loose', version: 2 },
-						conditions: [
-							{ id: 'final', leftValue: "={{ ['completed', 'failed', 'cancelled'].includes($json.status) }}", rightValue: true, operator: { type: 'boolean', operation: 'true', singleValue: true } },
-						],
-						combinator: 'and',
-					},
-					options: {},
-				},
-				[1000, 0],
-			),
-			node(
-				'Read output',
-				'n8n-nodes-base.httpRequest',
-				4.2,
-				{ url: `={{ '${baseUrl}/runs/' + $json.id + '/output' }}`, sendHeaders: true, headerParameters: headers, options: {} },
-				[1200, -100],
-			),
-		],
-		connections: {
-			Start: { main: [[{ node: 'Files', type: 'main', index: 0 }]] },
-			Files: { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
-			Upload: { main: [[{ node: 'Wait', type: 'main', index: 0 }]] },
-			Wait: { main: [[{ node: 'Read run', type: 'main', index: 0 }]] },
-			'Read run': { main: [[{ node: 'Final?', type: 'main', index: 0 }]] },
-			'Final?': { main: [[{ node: 'Read output', type: 'main', index: 0 }], [{ node: 'Wait', type: 'main', index: 0 }]] },
-		},
-	};
-}
-
-const median = (values) => {
-	const sorted = [...values].sort((a, b) => a - b);
-	const mid = Math.floor(sorted.length / 2);
-	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 	await sandbox.control.reset();
 	const info = await sandbox.control.info();
 	await sandbox.control.updateWorkflow(info.defaultWorkflowId, { script: [{ status: 'running', ms: runMs }, { status: 'completed' }] });
-	const flow = loopWorkflow({ baseUrl: info.baseUrl, apiKey: info.apiKey, workflowId: info.defaultWorkflowId, documents: BATCH, waitSeconds });
+	const flow = diyLoopWorkflow({ id: WORKFLOW_ID, baseUrl: info.baseUrl, apiKey: info.apiKey, workflowId: info.defaultWorkflowId, documents: BATCH, waitSeconds });
 	await n8n.importWorkflows([flow]);
 	const result = await n8n.execute(WORKFLOW_ID, { timeoutMs: 20 * 60_000 });
 	if (!result.ok) throw new Error(`the workflow failed: ${(result.stderr || result.stdout).slice(-2000)}`);
@@ -134,6 +50,8 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 		// Both on the sandbox's clock (its offset from real time is 0 after a reset, and this n8n runs on the same machine).
 		floorMs: lastEnd - Date.parse(firstUpload.time),
 		requests: log.length,
+		rateLimited: log.filter((entry) => entry.status === 429).length,
+		...outputLateness(log, runs),
 	};
 }
 
@@ -165,6 +83,9 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 				`${round(median(runs.map((r) => r.floorMs)) / 1000)} s`,
 				`${round(ratio, 2)}×`,
 				`${round(median(runs.map((r) => r.requests / BATCH)), 2)}`,
+				`${round(median(runs.map((r) => r.rateLimited / r.requests)) * 100, 2)}%`,
+				`${round(median(runs.map((r) => r.lateMedianMs)) / 1000, 2)} s (${round(median(runs.map((r) => r.lateMedianShare)) * 100, 1)}%)`,
+				`${round(median(runs.map((r) => r.lateWorstMs)) / 1000, 2)} s (${round(median(runs.map((r) => r.lateWorstShare)) * 100, 1)}%)`,
 				String(runs.length),
 			]);
 			process.stderr.write(`[baseline] ${rows[rows.length - 1].join(' | ')}\n`);
@@ -178,8 +99,8 @@ async function measure(n8n, sandbox, { runMs, waitSeconds }) {
 		sections: [
 			{
 				heading: 'Upload, Wait node, read the runs, IF loop, read the outputs',
-				text: `An n8n ${e2e.versionInfo('2').version} workflow run with \`n8n execute\` (regular mode, one process): a Code node makes the ${BATCH} files, an HTTP Request node uploads them (multipart, all items), a Wait node waits, an HTTP Request node reads each run, an IF node sends the unfinished ones back to the Wait and the finished ones to an HTTP Request node that reads their output. Same sandbox, same floor as the node's rows (first upload's start to the slowest run's final moment); the time ends when n8n records the execution as stopped. Requests per document count uploads, run reads and output reads. Rows with 5 s runs: median of ${REPEATS}; with 60 s runs: once. Nothing here is a goal of this package; it is the comparison.`,
-				table: { columns: ['batch', 'how', 'time', 'floor', 'time vs floor', 'requests per document', 'runs'], rows },
+				text: `An n8n ${e2e.versionInfo('2').version} workflow run with \`n8n execute\` (regular mode, one process): a Code node makes the ${BATCH} files, an HTTP Request node uploads them (multipart, all items), a Wait node waits, an HTTP Request node reads each run, an IF node sends the unfinished ones back to the Wait and the finished ones to an HTTP Request node that reads their output. Same sandbox, same floor as the node's rows (first upload's start to the slowest run's final moment); the time ends when n8n records the execution as stopped. Requests per document count uploads, run reads and output reads. "Output read late": for each document, from its run's completedOn to the first successful read of its output, on the sandbox's clock (the share is of the run's length); median and worst over the batch, then the median of the repeats. Rows with 5 s runs: median of ${REPEATS}; with 60 s runs: once. Nothing here is a goal of this package; it is the comparison.`,
+				table: { columns: ['batch', 'how', 'time', 'floor', 'time vs floor', 'requests per document', '429 answers', 'output read late: median', 'worst', 'runs'], rows },
 			},
 		],
 		goals: goalsOut,

@@ -1,0 +1,62 @@
+'use strict';
+/**
+ * What the real-n8n benchmark scripts read from the sandbox's request log and runs: how late
+ * each document's output was read after its run completed. One place, so the node's rows and
+ * the do-it-yourself rows are measured the same way (bench/benchmark.bench.ts does the same
+ * through n8n-core).
+ */
+
+const pathOf = (entry) => entry.path.split('?')[0];
+
+const median = (values) => {
+	const sorted = [...values].sort((a, b) => a - b);
+	const mid = Math.floor(sorted.length / 2);
+	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/**
+ * For each final run: from its completedOn to the first successful GET /runs/{id}/output for
+ * it, both on the sandbox's clock, in ms and as a share of the run's length (completedOn −
+ * startedOn). `unread`: runs whose output was never read.
+ */
+function outputLateness(entries, runs) {
+	const firstRead = new Map();
+	for (const entry of entries) {
+		const runId = /^\/runs\/([^/]+)\/output$/.exec(pathOf(entry))?.[1];
+		if (entry.method === 'GET' && runId && entry.status === 200 && !firstRead.has(runId)) firstRead.set(runId, Date.parse(entry.time));
+	}
+	const ms = [];
+	const share = [];
+	let unread = 0;
+	let worst;
+	for (const run of runs) {
+		const readAt = firstRead.get(run.id);
+		if (readAt === undefined) {
+			unread += 1;
+			continue;
+		}
+		const end = Date.parse(run.completedOn);
+		ms.push(readAt - end);
+		share.push((readAt - end) / (end - Date.parse(run.startedOn ?? run.visibleOn)));
+		if (!worst || readAt - end > worst.lateMs) worst = { lateMs: readAt - end, run };
+	}
+	// The latest document's story, for the log: when its run started and ended, and each request that named it.
+	const worstStory = worst && {
+		runId: worst.run.id,
+		started: worst.run.startedOn ?? worst.run.visibleOn,
+		completed: worst.run.completedOn,
+		requests: entries.filter((entry) => entry.path.includes(worst.run.id)).map((entry) => `${entry.time.slice(11, 23)} ${entry.method} ${pathOf(entry).replace(worst.run.id, '{id}')} ${entry.status}`),
+	};
+	return {
+		unread,
+		worstStory,
+		lateMedianMs: ms.length ? median(ms) : NaN,
+		lateWorstMs: ms.length ? Math.max(...ms) : NaN,
+		lateMedianShare: share.length ? median(share) : NaN,
+		lateWorstShare: share.length ? Math.max(...share) : NaN,
+	};
+}
+
+module.exports = { median, round, outputLateness, pathOf };
