@@ -23,10 +23,9 @@ const EVENT_READ_MIN_RUNS = 3;
 /** Reads of the event list are at least this far apart. */
 const EVENT_READ_GAP_MS = 250;
 /** The share of a run's age between two reads of the event list that look at it: closer while its workflow's run length is not known yet. */
-const LOOK_SHARE_UNKNOWN = 0.1;
+const LOOK_SHARE_UNKNOWN = 0.07;
 const LOOK_SHARE_KNOWN = 0.2;
-/** Run lengths remembered per workflow, and workflows per API key. */
-const LENGTHS_KEPT = 32;
+/** Workflows per API key whose run lengths are remembered. */
 const WORKFLOWS_KEPT = 200;
 /** How long a run event that named no run counts as an ended run to find. */
 const UNEXPLAINED_MS = 10_000;
@@ -36,7 +35,8 @@ const KEYS_KEPT = 100;
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
 	readonly events = new RunEventReader();
-	private readonly lengths = new Map<string, number[]>();
+	/** The shortest and longest run seen per API workflow (a recent window would forget the short ones, which end first). */
+	private readonly lengths = new Map<string, { shortest: number; longest: number }>();
 	/** Runs seen final in the last minutes: an event naming one shows that events name runs. */
 	private readonly recentlyFinal = new Map<string, number>();
 	/** When run events that named no run were read, not yet matched by a run seen final: runs that ended, not yet found. */
@@ -46,10 +46,10 @@ class Knowledge {
 		const run = state.lastRun ?? {};
 		const length = Date.parse(String(run.completedOn)) - Date.parse(String(run.startedOn));
 		const workflowId = String(run.workflowId ?? state.target.workflowId ?? '').trim().toLowerCase();
-		const lengths = this.lengths.get(workflowId) ?? [];
-		lengths.push(Number.isFinite(length) && length >= 0 ? length : now - state.submittedAt);
+		const seen = Number.isFinite(length) && length >= 0 ? length : now - state.submittedAt;
+		const known = this.lengths.get(workflowId) ?? { shortest: seen, longest: seen };
 		this.lengths.delete(workflowId);
-		this.lengths.set(workflowId, lengths.slice(-LENGTHS_KEPT));
+		this.lengths.set(workflowId, { shortest: Math.min(known.shortest, seen), longest: Math.max(known.longest, seen) });
 		if (this.lengths.size > WORKFLOWS_KEPT) this.lengths.delete(this.lengths.keys().next().value!);
 		const runId = state.runId.toLowerCase();
 		this.unexplainedAt.shift();
@@ -65,13 +65,12 @@ class Knowledge {
 	firstCheckAge(workflowId: string | undefined): number | undefined {
 		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
 		if (!lengths) return undefined;
-		return (this.events.namesRuns === true ? Math.max(...lengths) : Math.min(...lengths)) * 1.04 + 150;
+		return (this.events.namesRuns === true ? lengths.longest : lengths.shortest) * 1.04 + 150;
 	}
 
 	/** The shortest run of this workflow seen so far: no run of it needs a look before that age. */
 	shortest(workflowId: string | undefined): number | undefined {
-		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
-		return lengths ? Math.min(...lengths) : undefined;
+		return this.lengths.get((workflowId ?? '').trim().toLowerCase())?.shortest;
 	}
 
 	/**

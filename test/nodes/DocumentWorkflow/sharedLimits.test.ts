@@ -8,6 +8,7 @@ import type { Env } from '../../harness/sandbox';
 import { pathOf, pdfItems, requests, useSandbox, waitParams } from '../../harness/sandbox';
 
 const RUN_MS = 3000;
+const DEFAULT_INTERVALS = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
 
 /** Starts `count` executions 25 ms apart, each submitting one document and waiting for it with its output. */
 async function oneDocumentExecutions(env: Env, count: number) {
@@ -15,7 +16,8 @@ async function oneDocumentExecutions(env: Env, count: number) {
 	await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: RUN_MS }, { status: 'completed' }], count);
 	const executions = [];
 	for (let i = 0; i < count; i++) {
-		executions.push(env.run(waitParams(wf, { includeOutput: true }, {}), { items: pdfItems(1) }));
+		// The node's default intervals, as users run it (the harness's fast ones check every 0.2 s).
+		executions.push(env.run(waitParams(wf, { includeOutput: true, ...DEFAULT_INTERVALS }, {}), { items: pdfItems(1) }));
 		await new Promise((resolve) => setTimeout(resolve, 25));
 	}
 	return await Promise.all(executions);
@@ -24,13 +26,13 @@ async function oneDocumentExecutions(env: Env, count: number) {
 describe('one-document executions at once', () => {
 	const env = useSandbox();
 
-	it('share one read limit: under 1% of the requests answered 429', async () => {
+	it('share one read limit: at most 2% of the requests answered 429 (the first window of a limit not yet met)', async () => {
 		await env.sandbox.control.setRateLimits({ reads: { limit: 10, windowMs: 1000 } });
-		const results = await oneDocumentExecutions(env, 20);
+		const results = await oneDocumentExecutions(env, 30);
 		for (const result of results) expect(result.items[0]?.json).toMatchObject({ waitOutcome: 'completed', outputKind: 'json' });
 		const log = await requests(env, { origin: 'api' });
 		const refused = log.filter((entry) => entry.status === 429).length;
-		expect(refused / log.length).toBeLessThan(0.01);
+		expect(refused / log.length).toBeLessThanOrEqual(0.02);
 	});
 
 	it.each([
