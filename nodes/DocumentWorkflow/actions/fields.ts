@@ -33,6 +33,6 @@ export function filtersCollection(show: IDisplayOptions['show'], options: INodeP
 }
 
 /** Where an operation puts a file it outputs; `binaryPropertyName` is fixed by saved workflows. */
-export function outputBinaryField(show: IDisplayOptions['show'], description: string): INodeProperties {
-	return { displayName: 'Output Binary Field', name: 'binaryPropertyName', type: 'string', required: true, default: 'data', description, displayOptions: { show } };
+export function outputBinaryField(show: IDisplayOptions['show'], description: string, required = true): INodeProperties {
+	return { displayName: 'Output Binary Field', name: 'binaryPropertyName', type: 'string', required, default: 'data', description, displayOptions: { show } };
 }

@@ -94,3 +94,16 @@ describe('a wait that ends early leaves nothing behind', () => {
 		expect(item.message).toMatch(new RegExp(`^Run ${String(item.runId)} was not found \\(404\\) for 1 s, and document ${String(item.documentId)} \\(status "\\w+"\\) lists no run\\.$`));
 	}, 30_000);
 });
+
+describe('saved workflows', () => {
+	const env = useSandbox();
+
+	it('Run → Wait for Completion with Include Output and no Output Binary Field stored (n8n stores no defaults) runs, into "data"', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 300 }, { status: 'completed' }]);
+		const [submitted] = (await env.run(submitParams(wf), { items: pdfItems(1) })).items;
+		const result = await env.run({ resource: 'run', operation: 'wait', runId: String(submitted.json.runId), options: { ...FAST_WAIT, includeOutput: true } });
+		expect(result.error).toBeUndefined();
+		expect(result.items[0].json).toMatchObject({ waitOutcome: 'completed', outputKind: 'json' });
+	});
+});

@@ -11,10 +11,13 @@ export const description: INodeProperties[] = [
 	runIdField(show),
 	// Used only by Include Output (inside Options), so shown only once that is on. The path starts
 	// at the root ("/"): n8n 1.x resolves a top-level field's conditions only on other top-level
-	// fields or root paths, and fails every workflow with this node otherwise.
+	// fields or root paths, and fails every workflow with this node otherwise. Not required: n8n
+	// stores no default in a saved workflow and does not fill in one whose condition lies inside a
+	// collection, so a required field would fail saved workflows with Include Output on; empty means `data`.
 	outputBinaryField(
 		{ ...show, '/options.includeOutput': [true] },
 		"The name of the binary field to put the run's output in when it is a file (e.g. a PDF), with its file name and media type. An AI agent receives JSON only, never the file.",
+		false,
 	),
 	optionsCollection(show, waitOptionFields(false)),
 ];
