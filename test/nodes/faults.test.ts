@@ -129,7 +129,7 @@ describe('the trigger under faults', () => {
 		// The burst really was more than one poll read.
 		expect(burstPollItems).toBeGreaterThan(0);
 		expect(burstPollItems).toBeLessThan(3000);
-	}, 90_000);
+	}, 240_000); // tens of polls with injected latency: slow on a loaded 2-core machine, never a timed assertion
 });
 
 describe('nothing hangs', () => {
