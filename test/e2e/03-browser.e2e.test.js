@@ -301,6 +301,15 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 			await step(`run-${file}`, async () => {
 				await page.goto(`${n8n.editorUrl}/workflow/${wf.id}`);
 				await page.getByTestId('execute-workflow-button').first().click();
+				// A webhook trigger listens for one delivery at its test URL: the service's delivery of
+				// a run.completed event the API lists, as a subscription would send it.
+				const webhook = wf.nodes.find((node) => node.type === e2e.NODE_TYPES[2]);
+				if (webhook) {
+					const [id] = (await sandbox.control.createEvents([{ type: 'run.completed', data: { example: file } }], { returnIds: true })).ids;
+					const testUrl = `${n8n.baseUrl}/webhook-test/${webhook.webhookId}/webhook`;
+					const deliver = () => fetch(testUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, type: 'run.completed' }) });
+					await waitFor(async () => (await deliver()).status === 202, { what: `the test webhook of ${file}`, timeoutMs: 60000 });
+				}
 				const [summary] = await waitFor(
 					async () => {
 						const list = (await n8n.listExecutions(wf.id)).filter((x) => x.status !== 'running' && x.status !== 'new');
