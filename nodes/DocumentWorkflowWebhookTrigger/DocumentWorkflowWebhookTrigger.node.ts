@@ -39,7 +39,13 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 		name: 'documentWorkflowWebhookTrigger',
 		icon: { light: 'file:documentWorkflow.svg', dark: 'file:documentWorkflow.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// Version 2 has version 1's parameters and behaviour. It exists for n8n itself: for a start
+		// node of version 1, n8n (1.x and 2.x, `parseRequestBody` in its webhook helpers, a legacy of
+		// its own Webhook node) evaluates an expression on every request, which on n8n 2.x builds an
+		// expression isolate per delivery even with N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true. Saved
+		// workflows keep version 1, unchanged.
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle: '={{"Events: " + ($parameter["events"].length ? $parameter["events"].join(", ") : "all")}}',
 		description: 'Starts the workflow as soon as the service delivers a Document Workflow event',
 		defaults: { name: 'Document Workflow Webhook Trigger' },

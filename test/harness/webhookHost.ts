@@ -33,6 +33,8 @@ export interface WebhookHostOptions {
 	mode?: WorkflowExecuteMode;
 	workflowId?: string;
 	nodeId?: string;
+	/** The node's typeVersion in the workflow (default 1, as workflows saved before version 2 have it). */
+	typeVersion?: number;
 }
 
 export interface PostResult {
@@ -58,7 +60,7 @@ export class WebhookHost {
 			id: options.nodeId ?? randomUUID(),
 			name: WEBHOOK_NODE_NAME,
 			type: WEBHOOK_TRIGGER_NODE_TYPE,
-			typeVersion: 1,
+			typeVersion: options.typeVersion ?? 1,
 			position: [0, 0],
 			webhookId: randomUUID(),
 			parameters: (options.parameters ?? {}) as INode['parameters'],
@@ -140,7 +142,7 @@ export class WebhookHost {
 			webhookId: this.node.webhookId,
 		};
 		const context = new WebhookContext(this.workflow, this.node, additionalData, this.options.mode ?? 'webhook', webhookData, [], null);
-		const nodeType = nodeTypes.getByNameAndVersion(WEBHOOK_TRIGGER_NODE_TYPE, 1);
+		const nodeType = nodeTypes.getByNameAndVersion(WEBHOOK_TRIGGER_NODE_TYPE, this.node.typeVersion);
 		try {
 			const result = await nodeType.webhook!.call(context);
 			// What n8n's executeWebhook does with the result.

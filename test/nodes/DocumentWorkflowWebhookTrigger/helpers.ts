@@ -7,13 +7,13 @@ import type { Env } from '../../harness/sandbox';
 import { WebhookHost } from '../../harness/webhookHost';
 
 /** Starts a host for each test that asks for one, and stops them all after the test. */
-export function useHosts(env: Env): (parameters?: IDataObject) => Promise<WebhookHost> {
+export function useHosts(env: Env): (parameters?: IDataObject, typeVersion?: number) => Promise<WebhookHost> {
 	const hosts: WebhookHost[] = [];
 	afterEach(async () => {
 		await Promise.all(hosts.splice(0).map(async (host) => await host.stop()));
 	});
-	return async (parameters = {}) => {
-		const host = await new WebhookHost({ credentials: env.credentials, parameters }).start();
+	return async (parameters = {}, typeVersion?: number) => {
+		const host = await new WebhookHost({ credentials: env.credentials, parameters, typeVersion }).start();
 		hosts.push(host);
 		return host;
 	};
