@@ -43,7 +43,8 @@ function idsIn(value: unknown, depth = 0, found = new Set<string>()): Set<string
 export class RunEventReader {
 	/** Whether this API's run events name their run: unknown until seen. */
 	namesRuns: boolean | undefined;
-	private anchored = false;
+	/** Whether the first read found where the list ends (until then a read tells nothing about runs). */
+	anchored = false;
 	/** Ids already read, with when they were read (de-duplication across overlapping reads). */
 	private readonly seen = new Map<string, number>();
 	private unconfirmed: Array<{ runId: string; at: number }> = [];

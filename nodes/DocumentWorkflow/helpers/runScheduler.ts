@@ -8,6 +8,13 @@
 export const PRECISION = 0.04;
 /** Relative precision of a wait on one run: each check is for that run alone, and its item waits on it. */
 export const SINGLE_RUN_PRECISION = 0.2;
+/**
+ * Relative precision just past the age at which runs of its workflow were seen to end: a run
+ * checked there a moment too soon (it started late, or ran a little longer) is about to end.
+ */
+const EXPECTED_END_PRECISION = 0.05;
+/** How far past that age (as a share of it) the closer checks go on. */
+const EXPECTED_END_WINDOW = 1.2;
 /** Taken off each gap: the check and the output read after it take this long too. */
 const ANSWER_MARGIN_MS = 50;
 /** How many runs of a round are probes (all of them when the round is smaller). */
@@ -29,6 +36,8 @@ interface Tracked {
 	submittedAt: number;
 	/** No check before this age: the first check interval, or how long such runs took before. */
 	firstCheckAge: number;
+	/** The age at which runs of its workflow end, when the caller knows it (they all take about as long). */
+	expectedAge?: number;
 	role: Role;
 	round: number;
 	/** When the next check is due; undefined while the run waits for its round's sweep. */
@@ -58,20 +67,21 @@ export class RunScheduler {
 	readonly finalAges: number[] = [];
 
 	constructor(
-		runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number }>,
+		runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number; expectedAge?: number }>,
 		private readonly settings: SchedulerSettings,
 	) {
 		for (const run of runs) {
 			const firstCheckAge = Math.max(settings.firstCheckMs, run.firstCheckAge ?? 0);
-			this.runs.set(run.key, { key: run.key, submittedAt: run.submittedAt, firstCheckAge, role: 'waiting', round: 0, checking: false });
+			this.runs.set(run.key, { key: run.key, submittedAt: run.submittedAt, firstCheckAge, expectedAge: run.expectedAge, role: 'waiting', round: 0, checking: false });
 		}
 		this.startRound(0);
 	}
 
-	/** The gap between probe checks at a given age. */
-	gap(ageMs: number): number {
+	/** The gap between probe checks at a given age (closer just past `expectedAge`). */
+	gap(ageMs: number, expectedAge?: number): number {
 		const shortest = Math.max(10, this.settings.firstCheckMs / 4);
-		const precision = this.settings.precision ?? PRECISION;
+		let precision = this.settings.precision ?? PRECISION;
+		if (expectedAge !== undefined && ageMs < expectedAge * EXPECTED_END_WINDOW) precision = Math.min(precision, EXPECTED_END_PRECISION);
 		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * precision - ANSWER_MARGIN_MS));
 	}
 
@@ -80,11 +90,11 @@ export class RunScheduler {
 	}
 
 	/** The runs whose check is due at `now`, at most `slots` of them, earliest first; they count as being checked until reported. */
-	takeDue(now: number, slots: number): number[] {
+	takeDue(now: number, slots: number, held: (key: number) => boolean = () => false): number[] {
 		if (slots <= 0) return [];
 		const due: Array<{ key: number; at: number }> = [];
 		for (const run of this.runs.values()) {
-			const at = run.checking ? undefined : this.dueTimeOf(run);
+			const at = run.checking || held(run.key) ? undefined : this.dueTimeOf(run);
 			if (at !== undefined && at <= now) due.push({ key: run.key, at });
 		}
 		return this.take(due.sort((a, b) => a.at - b.at).slice(0, slots).map((entry) => entry.key), now);
@@ -99,11 +109,11 @@ export class RunScheduler {
 		return keys;
 	}
 
-	/** The earliest moment a check becomes due (undefined: nothing is scheduled). */
-	nextDueAt(): number | undefined {
+	/** The earliest moment a check becomes due, `held` runs aside (undefined: nothing is scheduled). */
+	nextDueAt(held: (key: number) => boolean = () => false): number | undefined {
 		let earliest: number | undefined;
 		for (const run of this.runs.values()) {
-			if (run.checking) continue;
+			if (run.checking || held(run.key)) continue;
 			const at = this.dueTimeOf(run);
 			if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
 		}
@@ -170,6 +180,12 @@ export class RunScheduler {
 		run.pinnedAt = at;
 	}
 
+	/** When the run's check is due (undefined while it is being checked or waits for a sweep). */
+	dueAt(key: number): number | undefined {
+		const run = this.runs.get(key);
+		return run && !run.checking ? this.dueTimeOf(run) : undefined;
+	}
+
 	/** The runs not being checked now. */
 	idleKeys(): number[] {
 		return [...this.runs.values()].filter((run) => !run.checking).map((run) => run.key);
@@ -234,7 +250,7 @@ export class RunScheduler {
 	private scheduleProbe(run: Tracked, now: number): void {
 		// A lined-up check already passed; the rotation (or the run's own gap) takes over.
 		if (run.dueAt !== undefined && run.dueAt <= now) run.dueAt = undefined;
-		if (!this.rotating) run.dueAt = Math.max(now + this.gap(now - run.submittedAt), run.submittedAt + run.firstCheckAge);
+		if (!this.rotating) run.dueAt = Math.max(now + this.gap(now - run.submittedAt, run.expectedAge), run.submittedAt + run.firstCheckAge);
 	}
 
 	private startRound(now: number): void {

@@ -18,13 +18,16 @@ import { ExecutionCancelledError, cancelSignalOf } from '../../shared/transport'
 const BUSY_SLICE_MS = 5;
 /** The longest the loop sleeps at once: a cancelled execution is noticed within it. */
 const IDLE_SLICE_MS = 100;
-/** One read of the event list is worth it when it looks at this many runs or more. */
+/**
+ * One read of the event list is worth it when it looks at this many runs or more; where events
+ * name their run, at one: such a run's first check waits for the longest of its workflow.
+ */
 const EVENT_READ_MIN_RUNS = 3;
 /** Reads of the event list are at least this far apart. */
 const EVENT_READ_GAP_MS = 250;
 /** The share of a run's age between two reads of the event list that look at it: closer while its workflow's run length is not known yet. */
 const LOOK_SHARE_UNKNOWN = 0.07;
-const LOOK_SHARE_KNOWN = 0.2;
+const LOOK_SHARE_KNOWN = 0.18;
 /** Workflows per API key whose run lengths are remembered. */
 const WORKFLOWS_KEPT = 200;
 /** How long a run event that named no run counts as an ended run to find. */
@@ -66,6 +69,12 @@ class Knowledge {
 		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
 		if (!lengths) return undefined;
 		return (this.events.namesRuns === true ? lengths.longest : lengths.shortest) * 1.04 + 150;
+	}
+
+	/** When runs of this workflow all take about as long (within a fifth): the age at which they end. */
+	expectedAge(workflowId: string | undefined): number | undefined {
+		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
+		return lengths && lengths.longest <= lengths.shortest * 1.2 ? this.firstCheckAge(workflowId) : undefined;
 	}
 
 	/** The shortest run of this workflow seen so far: no run of it needs a look before that age. */
@@ -123,7 +132,12 @@ class Wait {
 		this.lengthKnown = states.every((state) => knowledge.shortest(state.target.workflowId) !== undefined);
 		this.lookShare = this.lengthKnown ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
 		this.scheduler = new RunScheduler(
-			states.map((state, key) => ({ key, submittedAt: state.submittedAt, firstCheckAge: knowledge.firstCheckAge(state.target.workflowId) })),
+			states.map((state, key) => ({
+				key,
+				submittedAt: state.submittedAt,
+				firstCheckAge: knowledge.firstCheckAge(state.target.workflowId),
+				expectedAge: knowledge.expectedAge(state.target.workflowId),
+			})),
 			{
 				firstCheckMs: settings.initialIntervalMs,
 				longestIntervalMs: settings.maxIntervalMs,
@@ -152,6 +166,24 @@ class Wait {
 		// A batch keeps its own schedule (probes, then one sweep): a look must not stand in for its sweep.
 		if (this.states.length > 1 || this.scheduler.isPinned(key) || state.notFoundSince !== undefined) return false;
 		return state.deadline === undefined || state.deadline > now + 1000;
+	}
+
+	/**
+	 * A run never read yet whose first check a quiet read of the event list stands in for: while
+	 * its workflow's run length is unknown, within the not-found grace period (its id may never
+	 * answer); where events name runs, until the longest run of its workflow.
+	 */
+	firstCheckDeferrable(key: number, now: number): boolean {
+		const state = this.states[key];
+		if (state.lastRun !== undefined) return false;
+		const age = now - state.submittedAt;
+		if (!this.lengthKnown && age < this.settings.notFoundGraceMs) return true;
+		return this.knowledge.events.namesRuns === true && age < (this.knowledge.firstCheckAge(state.target.workflowId) ?? 0);
+	}
+
+	/** A run whose first check waits for the next read of the event list. */
+	awaitsFirstLook(key: number, now: number): boolean {
+		return this.firstCheckDeferrable(key, now) && this.lookable(key, now);
 	}
 
 	async check(key: number): Promise<void> {
@@ -211,6 +243,8 @@ export class RunWatcher {
 	private running = false;
 	private eventReadInFlight = false;
 	private lastEventReadAt = 0;
+	/** Whether reads of the event list look at the runs now: a run awaiting its first look is then held for the next read. */
+	private eventsCover = false;
 
 	constructor(
 		private readonly scope: string,
@@ -269,14 +303,19 @@ export class RunWatcher {
 			let earliest: { wait: Wait; at: number } | undefined;
 			for (const wait of this.waits) {
 				if (wait.failure || wait.inFlight >= wait.settings.concurrency) continue;
-				const at = wait.scheduler.nextDueAt();
+				const at = wait.scheduler.nextDueAt(this.heldBy(wait, now));
 				if (at !== undefined && at <= now && (!earliest || at < earliest.at)) earliest = { wait, at };
 			}
 			if (!earliest) return;
-			const [key] = earliest.wait.scheduler.takeDue(now, 1);
+			const [key] = earliest.wait.scheduler.takeDue(now, 1, this.heldBy(earliest.wait, now));
 			earliest.wait.inFlight++;
 			void earliest.wait.check(key);
 		}
+	}
+
+	/** The runs of a wait whose check waits for the next read of the event list (within `EVENT_READ_GAP_MS`). */
+	private heldBy(wait: Wait, now: number): (key: number) => boolean {
+		return (key) => this.eventsCover && wait.awaitsFirstLook(key, now);
 	}
 
 	/**
@@ -288,6 +327,7 @@ export class RunWatcher {
 	 */
 	private lookAtEvents(now: number): void {
 		const reader = this.knowledge.events;
+		if (!reader.usable(now)) this.eventsCover = false;
 		if (this.eventReadInFlight || !reader.usable(now) || this.inFlight >= this.concurrency) return;
 		const looked: Array<{ wait: Wait; key: number; age: number }> = [];
 		let nextReadAt = Infinity;
@@ -299,10 +339,17 @@ export class RunWatcher {
 				looked.push({ wait, key, age });
 				// Runs younger than the shortest of their workflow (or the first check interval) need no look yet.
 				const earliestEnd = this.knowledge.shortest(wait.states[key].target.workflowId) ?? wait.settings.initialIntervalMs;
-				if (age >= earliestEnd) nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + Math.max(EVENT_READ_GAP_MS, wait.lookShare * age));
+				// The gap is a share of the age the run had at the last read: a run that ended just after it is read that share late at most.
+				const ageAtLastRead = Math.max(earliestEnd, age - (now - this.lastEventReadAt));
+				const gap = Math.min(wait.settings.maxIntervalMs, Math.max(EVENT_READ_GAP_MS, wait.lookShare * ageAtLastRead));
+				if (age >= earliestEnd) nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + gap);
+				const due = wait.awaitsFirstLook(key, now) ? wait.scheduler.dueAt(key) : undefined;
+				if (due !== undefined) nextReadAt = Math.min(nextReadAt, Math.max(due, this.lastEventReadAt + EVENT_READ_GAP_MS));
 			}
 		}
-		if (looked.length < EVENT_READ_MIN_RUNS || now < nextReadAt) return;
+		this.eventsCover = reader.anchored && looked.length >= (reader.namesRuns === true ? 1 : EVENT_READ_MIN_RUNS);
+		// The first read only finds where the list ends: made at once, so that by the first checks the list tells of the runs.
+		if (looked.length < (reader.namesRuns === true ? 1 : EVENT_READ_MIN_RUNS) || (reader.anchored && now < nextReadAt)) return;
 		looked.sort((a, b) => b.age - a.age);
 		for (const { wait, key } of looked) {
 			wait.scheduler.take([key], now);
@@ -336,10 +383,7 @@ export class RunWatcher {
 				void wait.check(key);
 				continue;
 			}
-			// A run never read yet keeps its first check where its workflow's runs end, and past the
-			// not-found grace period (its id may never answer: a run that never started).
-			const state = wait.states[key];
-			const deferrable = state.lastRun !== undefined || (!wait.lengthKnown && now - state.submittedAt < wait.settings.notFoundGraceMs);
+			const deferrable = wait.states[key].lastRun !== undefined || wait.firstCheckDeferrable(key, now);
 			if (hint?.complete && unexplained === 0 && deferrable) wait.scheduler.reportPending(key, now);
 			else wait.scheduler.release(key);
 			wait.inFlight--;
@@ -350,7 +394,7 @@ export class RunWatcher {
 		// While anything is in flight, look again soon: a freed slot is filled, an ended wait returns.
 		if (this.inFlight > 0) return BUSY_SLICE_MS;
 		let next = Infinity;
-		for (const wait of this.waits) next = Math.min(next, wait.scheduler.nextDueAt() ?? Infinity);
+		for (const wait of this.waits) next = Math.min(next, wait.scheduler.nextDueAt(this.heldBy(wait, now)) ?? Infinity);
 		return Math.min(IDLE_SLICE_MS, Math.max(BUSY_SLICE_MS, next - now));
 	}
 }

@@ -158,8 +158,7 @@ export async function apiRequest<T = unknown>(
 	const call = await prepare(ctx, request, options);
 	const attempts: Attempts = { failures: 0, rateLimited: 0 };
 	for (;;) {
-		await waitForRateLimit(call);
-		await waitForReadSlot(call);
+		await waitForSlot(call);
 		const outcome = await attempt(call);
 		const decision = outcome.answered
 			? await onAnswer<T>(call, attempts, outcome.response)
@@ -208,15 +207,22 @@ async function waitForRateLimit(call: Call): Promise<void> {
 	await pause(Math.min(opensAt - Date.now(), call.policy.maxRetryAfterMs), call.signal);
 }
 
-/** Every read waits for a slot of its API key's read pacer: one pace for every read of this n8n process. */
-async function waitForReadSlot(call: Call): Promise<void> {
-	if (call.limit !== 'read') return;
-	const pacer = readPacerFor(call.scope);
-	for (let now = Date.now(); pacer.allowance(now) === 0; now = Date.now()) {
+/**
+ * Waits for the rate limit to be open and, for a read, for a slot of its API key's read pacer
+ * (one pace for every read of this n8n process). A 429 met by another read while this one
+ * waited for its slot closes the limit again: it is checked before each send.
+ */
+async function waitForSlot(call: Call): Promise<void> {
+	for (;;) {
+		await waitForRateLimit(call);
+		if (call.limit !== 'read') return;
+		const pacer = readPacerFor(call.scope);
+		const now = Date.now();
+		if (rateLimitOpensAt(call.scope, call.limit) > now) continue;
+		if (pacer.allowance(now) > 0) return pacer.sent(now);
 		pacer.heldBack(now);
 		await pause(Math.max(1, pacer.nextSendAt() - now), call.signal);
 	}
-	pacer.sent(Date.now());
 }
 
 /** Sends the request once. Only a cancelled execution and n8n's own errors end the request here. */
