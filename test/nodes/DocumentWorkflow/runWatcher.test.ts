@@ -75,6 +75,26 @@ describe('one watcher per API key', () => {
 		expect((await requests(env)).length).toBe(before);
 	});
 
+	it('where events name their run, one execution waiting alone is read soon after its run ends, though its workflow had far longer runs', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setSettings({ runEventsNameRun: true });
+		// The node's default intervals: the harness's fast ones would check every 0.2 s anyway.
+		const defaults = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
+		const execution = () => env.run(waitParams(wf, defaults, {}), { items: pdfItems(1) });
+		// Four at once teach the watcher that events name runs, and that this workflow's runs take 3 to 8 s.
+		for (const ms of [3000, 3200, 3400, 8000]) await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms }, { status: 'completed' }]);
+		await Promise.all([execution(), execution(), execution(), execution()]);
+		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 3000 }, { status: 'completed' }]);
+		const alone = (await execution()).items[0].json;
+		expect(alone.waitOutcome).toBe('completed');
+		const runId = String(alone.runId);
+		// The last read of the run is the one that found it final.
+		const readFinal = (await requests(env, { method: 'GET', pathPrefix: `/runs/${runId}` })).filter((entry) => pathOf(entry) === `/runs/${runId}` && entry.status === 200).pop();
+		const run = (await env.sandbox.control.listRuns({ workflowId: wf })).find((candidate) => candidate.id === runId)!;
+		// Read within a fifth of the run and a margin for the read itself; not where the 8 s run would have ended (5 s late).
+		expect(Date.parse(readFinal!.time) - Date.parse(String(run.completedOn))).toBeLessThan(0.2 * 3000 + 300);
+	});
+
 	it('a run.completed event for a run still running does not end its wait: the run is read first', async () => {
 		const [runId] = await submitRuns(env, [[{ status: 'running', ms: 2500 }, { status: 'completed' }]]);
 		const others = await submitRuns(env, Array.from({ length: 4 }, () => [{ status: 'running', ms: 2500 }, { status: 'completed' }]));
