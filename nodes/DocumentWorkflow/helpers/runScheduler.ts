@@ -180,6 +180,17 @@ export class RunScheduler {
 		run.pinnedAt = at;
 	}
 
+	/** Whether the run is a probe of its round: read often, to learn how long the runs take. */
+	isProbe(key: number): boolean {
+		return this.runs.get(key)?.role === 'probe';
+	}
+
+	/** Whether the run is still waited on and not swept yet (its age may still be corrected with `restart`). */
+	isWaiting(key: number): boolean {
+		const run = this.runs.get(key);
+		return run !== undefined && run.role !== 'swept';
+	}
+
 	/** When the run's check is due (undefined while it is being checked or waits for a sweep). */
 	dueAt(key: number): number | undefined {
 		const run = this.runs.get(key);

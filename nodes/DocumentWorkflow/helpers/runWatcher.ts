@@ -146,8 +146,8 @@ class Wait {
 		);
 		states.forEach((state, key) => {
 			if (state.deadline !== undefined) this.scheduler.notLaterThan(key, state.deadline);
-			// Runs waited on by id: when they started is not known. Each is checked once at once.
-			if (state.target.submittedAt === undefined) this.scheduler.pin(key, begin);
+			// Runs waited on by id: when they started is not known. The probes are read at once; their starts place the others.
+			if (state.target.submittedAt === undefined && this.scheduler.isProbe(key)) this.scheduler.pin(key, begin);
 		});
 	}
 
@@ -221,16 +221,21 @@ class Wait {
 	/**
 	 * A run waited on by id: its `startedOn` places it among the others, the latest started
 	 * counting from the start of the wait, so a sweep follows the order in which they started.
+	 * A run not read yet counts as started with the next item after it whose start is known
+	 * (items are most often in the order they were submitted), or with the latest.
 	 */
 	private learnStart(key: number): void {
 		if (this.states[key].target.submittedAt !== undefined || this.startedOn.has(key)) return;
 		const started = Date.parse(String(this.states[key].lastRun?.startedOn ?? ''));
 		if (!Number.isFinite(started)) return;
 		this.startedOn.set(key, started);
-		if (started > this.latestStart) {
-			this.latestStart = started;
-			for (const [other, at] of this.startedOn) this.scheduler.restart(other, this.begin - (this.latestStart - at));
-		} else this.scheduler.restart(key, this.begin - (this.latestStart - started));
+		this.latestStart = Math.max(this.latestStart, started);
+		const known = [...this.startedOn.keys()].sort((a, b) => a - b);
+		this.states.forEach((state, other) => {
+			if (state.target.submittedAt !== undefined || !this.scheduler.isWaiting(other)) return;
+			const placedBy = this.startedOn.has(other) ? other : known.find((candidate) => candidate > other);
+			this.scheduler.restart(other, this.begin - (this.latestStart - (placedBy === undefined ? this.latestStart : this.startedOn.get(placedBy)!)));
+		});
 	}
 }
 

@@ -66,6 +66,19 @@ describe('waiting on a mixed batch', () => {
 		expect(finished.every((item) => withRun.includes(String(item.json.runId)))).toBe(true);
 	});
 
+	it('Run → Wait for Completion over a batch of runs of one length reads most runs once: only the probes at once', async () => {
+		await env.sandbox.control.setNextScripts(wf(), [{ status: 'running', ms: 3000 }, { status: 'completed' }], 40);
+		const submitted = await env.run(submitParams(wf()), { items: pdfItems(40) });
+		const runIds = submitted.items.map((item) => String(item.json.runId));
+		const before = (await requests(env, { origin: 'api' })).length;
+		const result = await env.run({ resource: 'run', operation: 'wait', runId: '={{ $json.runId }}' }, { items: runIds.map((runId) => ({ json: { runId } })) });
+		expect(result.error).toBeUndefined();
+		expect(result.items.every((item) => item.json.waitOutcome === 'completed')).toBe(true);
+		const reads = (await requests(env, { origin: 'api' })).slice(before).filter((entry) => runIds.some((runId) => pathOf(entry) === `/runs/${runId}`));
+		// Each run read once at once, then once more when done, made 80 and more (the code before this test).
+		expect(reads.length).toBeLessThan(60);
+	});
+
 	it('fails fast on the first failed run without Continue On Fail, naming it', async () => {
 		await mixedBatch();
 		const result = await env.run(waitParams(wf(), { notFoundGraceSeconds: 0.5 }), { items: pdfItems(40) });
