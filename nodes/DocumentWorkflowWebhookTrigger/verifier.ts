@@ -17,7 +17,9 @@
  * - An event is emitted only as the API lists it: the copy from `GET /events`, never the
  *   delivered body. A read `after` the id just below a delivered id lists that id first if it
  *   is listed; an id inside the range a page covered and absent from it is not listed now. It
- *   is looked for again every `retryMs` (ids reflect creation, not commit) and dropped with a
+ *   is looked for again after `retryMs`, then after gaps twice as long each time, those of
+ *   `gridMs` or more on a grid of `gridMs`, where the ids of close deliveries share one page
+ *   (ids reflect creation, not commit), and dropped with a
  *   log line once a read that started `lookForMs` or more after the delivery did not list it:
  *   a slow API delays the emission, it never drops an event by itself.
  */
@@ -37,15 +39,17 @@ export interface VerifyTiming {
 	gatherMs: number;
 	/** The shortest time between two reads of one trigger. */
 	minReadGapMs: number;
-	/** How soon an id not listed yet is looked for again. */
+	/** How soon an id not listed yet is looked for again the first time; each later gap is twice the one before. */
 	retryMs: number;
+	/** Looks at least this far apart are made on a grid of this step, so ids delivered close together are looked for by one read. */
+	gridMs: number;
 	/** An id is dropped once a read that started this long after its delivery did not list it. */
 	lookForMs: number;
 	/** An id that could not be looked for (the API failing) is dropped this long after its delivery. */
 	giveUpMs: number;
 }
 
-export const DEFAULT_TIMING: VerifyTiming = { gatherMs: 100, minReadGapMs: 250, retryMs: 500, lookForMs: 5000, giveUpMs: 60_000 };
+export const DEFAULT_TIMING: VerifyTiming = { gatherMs: 100, minReadGapMs: 250, retryMs: 500, gridMs: 1000, lookForMs: 5000, giveUpMs: 60_000 };
 
 /** Emitted ids remembered per trigger, newest kept: repeats of older ones are not recognised. */
 export const MAX_REMEMBERED_IDS = 10_000;
@@ -68,6 +72,8 @@ interface Pending {
 	id: string;
 	since: number;
 	checkAt: number;
+	/** The gap before its next look, if this one does not list it. */
+	retryGap: number;
 	claim: Claim;
 }
 
@@ -141,7 +147,7 @@ export async function verifyDelivery(
 	for (const event of delivered) {
 		if (options.types && event.statedType !== undefined && !options.types.has(event.statedType)) continue;
 		if (state.emitted.has(event.id) || state.pending.has(event.id)) continue;
-		state.pending.set(event.id, { id: event.id, since: now, checkAt: now + timing.gatherMs, claim });
+		state.pending.set(event.id, { id: event.id, since: now, checkAt: now + timing.gatherMs, retryGap: timing.retryMs, claim });
 		claim.open++;
 	}
 	while (claim.open > 0 && ownsPending(state, claim)) {
@@ -249,7 +255,12 @@ function notListed(ctx: IWebhookFunctions, state: TriggerState, id: string, timi
 	const pending = state.pending.get(id);
 	if (!pending) return;
 	if (readAt - pending.since < timing.lookForMs) {
-		pending.checkAt = Math.max(Date.now(), Math.min(pending.since + timing.lookForMs, readAt + timing.retryMs));
+		// Soon at first (an event listed a moment late is found within a gap that is short), then
+		// further apart; later looks on a grid, where the ids of close deliveries share their reads.
+		let next = Math.min(pending.since + timing.lookForMs, readAt + pending.retryGap);
+		if (pending.retryGap >= timing.gridMs || next === pending.since + timing.lookForMs) next = Math.ceil(next / timing.gridMs) * timing.gridMs;
+		pending.retryGap *= 2;
+		pending.checkAt = Math.max(Date.now(), next);
 		return;
 	}
 	state.pending.delete(id);

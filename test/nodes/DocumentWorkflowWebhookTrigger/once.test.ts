@@ -7,7 +7,7 @@
 import { DEFAULT_TIMING, forgetAll, verifierSize } from '../../../nodes/DocumentWorkflowWebhookTrigger/verifier';
 import { captureWarnings } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
-import { eventReads, listedCopies, settle, useHosts } from './helpers';
+import { eventReads, forgedId, listedCopies, settle, useHosts } from './helpers';
 
 const env = useSandbox();
 const newHost = useHosts(env);
@@ -109,6 +109,25 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		expect(await eventReads(env.sandbox)).toBeLessThanOrEqual(20);
 		// The events one read finds start one execution: a burst starts a few, not one per delivery.
 		expect(host.executions.length).toBeLessThanOrEqual(20);
+	});
+
+	test('ids the list never shows, among a steady stream, share their later looks: 400 events in 4 s with 20 forged ids, at most one read per 10 events', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addSubscription({ url: host.url });
+		const forged: Array<Promise<unknown>> = [];
+		const start = Date.now();
+		for (let tick = 0; tick < 40; tick++) {
+			const at = start + tick * 100;
+			if (at > Date.now()) await new Promise((resolve) => setTimeout(resolve, at - Date.now()));
+			await env.sandbox.control.createEvents(Array.from({ length: 10 }, (_, n) => ({ type: 'run.completed', data: { tick, n } })));
+			if (tick % 2 === 0) forged.push(host.post({ id: forgedId(), type: 'run.completed' }));
+		}
+		await Promise.all(forged);
+		await settle(env.sandbox, host);
+		expect(new Set(host.emitted().map((event) => event.id)).size).toBe(400);
+		expect(host.emitted()).toHaveLength(400);
+		// Each forged id looked for on its own every 0.5 s for 5 s made 74 reads (the code before this test).
+		expect(await eventReads(env.sandbox)).toBeLessThanOrEqual(40);
 	});
 
 	test('the delivery is answered before the API is read: a list that takes 2 s does not delay the answer', async () => {
