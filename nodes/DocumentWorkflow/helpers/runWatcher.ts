@@ -35,6 +35,11 @@ const UNEXPLAINED_MS = 10_000;
 /** API keys whose knowledge is kept in this process. */
 const KEYS_KEPT = 100;
 
+/** The key of an API workflow's run lengths: ids compared as the API compares them. */
+function workflowKey(workflowId: string | undefined): string {
+	return (workflowId ?? '').trim().toLowerCase();
+}
+
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
 	readonly events = new RunEventReader();
@@ -48,7 +53,7 @@ class Knowledge {
 	learn(state: RunState, now: number): void {
 		const run = state.lastRun ?? {};
 		const length = Date.parse(String(run.completedOn)) - Date.parse(String(run.startedOn));
-		const workflowId = String(run.workflowId ?? state.target.workflowId ?? '').trim().toLowerCase();
+		const workflowId = workflowKey(String(run.workflowId ?? state.target.workflowId ?? ''));
 		const seen = Number.isFinite(length) && length >= 0 ? length : now - state.submittedAt;
 		const known = this.lengths.get(workflowId) ?? { shortest: seen, longest: seen };
 		this.lengths.delete(workflowId);
@@ -66,20 +71,20 @@ class Knowledge {
 	 * sooner. Where events name their runs, past the longest: the event list tells of the others.
 	 */
 	firstCheckAge(workflowId: string | undefined): number | undefined {
-		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
+		const lengths = this.lengths.get(workflowKey(workflowId));
 		if (!lengths) return undefined;
 		return (this.events.namesRuns === true ? lengths.longest : lengths.shortest) * 1.04 + 150;
 	}
 
 	/** When runs of this workflow all take about as long (within a fifth): the age at which they end. */
 	expectedAge(workflowId: string | undefined): number | undefined {
-		const lengths = this.lengths.get((workflowId ?? '').trim().toLowerCase());
+		const lengths = this.lengths.get(workflowKey(workflowId));
 		return lengths && lengths.longest <= lengths.shortest * 1.2 ? this.firstCheckAge(workflowId) : undefined;
 	}
 
 	/** The shortest run of this workflow seen so far: no run of it needs a look before that age. */
 	shortest(workflowId: string | undefined): number | undefined {
-		return this.lengths.get((workflowId ?? '').trim().toLowerCase())?.shortest;
+		return this.lengths.get(workflowKey(workflowId))?.shortest;
 	}
 
 	/**
@@ -230,12 +235,12 @@ class Wait {
 		if (!Number.isFinite(started)) return;
 		this.startedOn.set(key, started);
 		this.latestStart = Math.max(this.latestStart, started);
-		const known = [...this.startedOn.keys()].sort((a, b) => a - b);
-		this.states.forEach((state, other) => {
-			if (state.target.submittedAt !== undefined || !this.scheduler.isWaiting(other)) return;
-			const placedBy = this.startedOn.has(other) ? other : known.find((candidate) => candidate > other);
-			this.scheduler.restart(other, this.begin - (this.latestStart - (placedBy === undefined ? this.latestStart : this.startedOn.get(placedBy)!)));
-		});
+		// From the last item back, so each run not read yet meets the next known start on the way.
+		let nextKnown = this.latestStart;
+		for (let other = this.states.length - 1; other >= 0; other--) {
+			nextKnown = this.startedOn.get(other) ?? nextKnown;
+			if (this.states[other].target.submittedAt === undefined && this.scheduler.isWaiting(other)) this.scheduler.restart(other, this.begin - (this.latestStart - nextKnown));
+		}
 	}
 }
 
@@ -324,7 +329,7 @@ export class RunWatcher {
 	}
 
 	/**
-	 * While three or more runs wait, the event list is read
+	 * While three or more runs wait (one, where events name their run), the event list is read
 	 * every `lookShare` of the youngest one's age: one read looks at all of them. A run it names
 	 * as ended is checked. A read that shows no run ended is a look at every run: none is
 	 * checked before its next gap. Run events that name no run we know, not yet matched by
@@ -352,9 +357,10 @@ export class RunWatcher {
 				if (due !== undefined) nextReadAt = Math.min(nextReadAt, Math.max(due, this.lastEventReadAt + EVENT_READ_GAP_MS));
 			}
 		}
-		this.eventsCover = reader.anchored && looked.length >= (reader.namesRuns === true ? 1 : EVENT_READ_MIN_RUNS);
+		const enough = looked.length >= (reader.namesRuns === true ? 1 : EVENT_READ_MIN_RUNS);
+		this.eventsCover = reader.anchored && enough;
 		// The first read only finds where the list ends: made at once, so that by the first checks the list tells of the runs.
-		if (looked.length < (reader.namesRuns === true ? 1 : EVENT_READ_MIN_RUNS) || (reader.anchored && now < nextReadAt)) return;
+		if (!enough || (reader.anchored && now < nextReadAt)) return;
 		looked.sort((a, b) => b.age - a.age);
 		for (const { wait, key } of looked) {
 			wait.scheduler.take([key], now);
