@@ -2,7 +2,7 @@
  * One check of one run, and what its answer means for the item the wait returns: final
  * (completed, failed, cancelled), stopped early, at its time limit, a run id still 404 (and
  * then why: the document explains it, or the run turned up under another id), or pending.
- * `runWaiter.ts` decides when to check; this module only reads the answer and builds items.
+ * The watcher (`runWatcher.ts`) decides when to check; this module reads the answer and builds items.
  */
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
@@ -38,6 +38,17 @@ function runErrorText(run: IDataObject): string {
 	if (!error || typeof error !== 'object') return '';
 	const parts = [error.code, error.message].filter((part) => typeof part === 'string' && part !== '');
 	return parts.join(': ');
+}
+
+function errorOutcome(ctx: IExecuteFunctions, state: RunState, message: string, description: string): CheckResult {
+	const { itemIndex } = state.target;
+	return { outcome: { itemIndex, error: new NodeOperationError(ctx.getNode(), message, { itemIndex, description }) } };
+}
+
+/** An item of a run the wait ended on without a final run answer (its time limit; a run that never started). */
+function plainOutcome(state: RunState, json: IDataObject): CheckResult {
+	const { itemIndex } = state.target;
+	return { outcome: { itemIndex, item: { json: { ...(state.target.base ?? {}), ...json }, pairedItem: { item: itemIndex } } } };
 }
 
 /** One check's answer as the scheduler needs it. */
@@ -101,42 +112,21 @@ export async function checkOnce(ctx: IExecuteFunctions, state: RunState, setting
 	return pendingOrTimeLimit(ctx, state, settings, now);
 }
 
-/**
- * The run is not final: pending (with `pinDelayMs`, checked again after that long rather
- * than when the scheduler says), or its time limit has come. The scheduler is told to
- * check it no later than the limit, for one last check exactly then.
- */
+/** The run is not final: pending (with `pinDelayMs`, checked again after that long, not when the scheduler says), or at its time limit. */
 function pendingOrTimeLimit(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, now: number, pinDelayMs?: number): CheckResult {
-	if (state.deadline !== undefined && now >= state.deadline) return { outcome: timeLimitOutcome(ctx, state, settings) };
+	if (state.deadline !== undefined && now >= state.deadline) return timeLimitOutcome(ctx, state, settings);
 	if (pinDelayMs !== undefined) state.pinnedAt = Math.min(now + pinDelayMs, state.deadline ?? Infinity);
 	return { pending: true };
 }
 
-function timeLimitOutcome(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings): WaitOutcome {
-	const { itemIndex } = state.target;
+function timeLimitOutcome(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings): CheckResult {
 	const status = typeof state.lastRun?.status === 'string' ? state.lastRun.status : 'not found (404)';
 	const message = `Run ${state.runId} was still ${status === 'not found (404)' ? status : `"${status}"`} when the time limit of ${describeDuration(settings.maxWaitMs)} was reached.`;
 	if (settings.onTimeLimit === 'error') {
-		return {
-			itemIndex,
-			error: new NodeOperationError(ctx.getNode(), message, {
-				itemIndex,
-				description:
-					'The run is not final yet; it goes on in the service. Raise "Max Wait Time" in the options (0 waits without limit), stop at Review/Waiting, or set "On Time Limit" to "Return an Item" to route such runs and wait for them later with Run → Wait for Completion.',
-			}),
-		};
+		return errorOutcome(ctx, state, message, 'The run is not final yet; it goes on in the service. Raise "Max Wait Time" in the options (0 waits without limit), stop at Review/Waiting, or set "On Time Limit" to "Return an Item" to route such runs and wait for them later with Run → Wait for Completion.');
 	}
-	const json: IDataObject = {
-		...(state.target.base ?? {}),
-		...(state.lastRun ?? {}),
-		runId: state.runId,
-		documentId: documentIdOf(state),
-		status: state.lastRun?.status ?? null,
-		waitOutcome: 'timeLimit' satisfies WaitOutcomeKind,
-		finished: false,
-		message,
-	};
-	return { itemIndex, item: { json, pairedItem: { item: itemIndex } } };
+	const waitOutcome: WaitOutcomeKind = 'timeLimit';
+	return plainOutcome(state, { ...(state.lastRun ?? {}), runId: state.runId, documentId: documentIdOf(state), status: state.lastRun?.status ?? null, waitOutcome, finished: false, message });
 }
 
 function documentIdOf(state: RunState): string | null {
@@ -203,11 +193,7 @@ async function finalItem(
 	return binary ? { json, binary, pairedItem: { item: itemIndex } } : { json, pairedItem: { item: itemIndex } };
 }
 
-/**
- * The run id stayed 404 past the grace period. The document says why: `held` (nobody ran
- * it yet), `failed` or `cancelled` (it stopped before a run started). Otherwise its run
- * list may show the run under another id; failing that, keep waiting (slowly) to the limit.
- */
+/** The run id stayed 404 past the grace period: the document says why, or its run list shows the run under another id. */
 async function explainMissingRun(
 	ctx: IExecuteFunctions,
 	state: RunState,
@@ -219,14 +205,9 @@ async function explainMissingRun(
 	const { itemIndex } = state.target;
 	const documentId = state.target.documentId;
 	const grace = describeDuration(settings.notFoundGraceMs);
+	const correlation = correlationId ? `\nCorrelation ID: ${correlationId}` : '';
 	if (!documentId) {
-		return { outcome: {
-			itemIndex,
-			error: new NodeOperationError(ctx.getNode(), `Run ${state.runId} was not found (404) for ${grace}`, {
-				itemIndex,
-				description: `Check the Run ID: it must be a run of the API key's organization (and of the credential's workspace, if one is set). A run that never started also stays 404; look up its document (Document → Get) to see why.${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`,
-			}),
-		} };
+		return errorOutcome(ctx, state, `Run ${state.runId} was not found (404) for ${grace}`, `Check the Run ID: it must be a run of the API key's organization (and of the credential's workspace, if one is set). A run that never started also stays 404; look up its document (Document → Get) to see why.${correlation}`);
 	}
 
 	const { body: document } = await apiRequest<IDataObject>(
@@ -244,25 +225,10 @@ async function explainMissingRun(
 	if (explanation) {
 		const message = `Run ${state.runId} never started (404 for ${grace}): ${explanation}.`;
 		if (documentStatus !== 'held' && settings.onFailed === 'error') {
-			return { outcome: {
-				itemIndex,
-				error: new NodeOperationError(ctx.getNode(), message, {
-					itemIndex,
-					description: `Document ${documentId} has the status "${documentStatus}". Look at it in the service. To route such documents instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`,
-				}),
-			} };
+			return errorOutcome(ctx, state, message, `Document ${documentId} has the status "${documentStatus}". Look at it in the service. To route such documents instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`);
 		}
-		const json: IDataObject = {
-			...(state.target.base ?? {}),
-			runId: state.runId,
-			documentId,
-			status: documentStatus,
-			document,
-			waitOutcome: (documentStatus === 'held' ? 'held' : 'notStarted') satisfies WaitOutcomeKind,
-			finished: documentStatus !== 'held',
-			message,
-		};
-		return { outcome: { itemIndex, item: { json, pairedItem: { item: itemIndex } } } };
+		const waitOutcome: WaitOutcomeKind = documentStatus === 'held' ? 'held' : 'notStarted';
+		return plainOutcome(state, { runId: state.runId, documentId, status: documentStatus, document, waitOutcome, finished: documentStatus !== 'held', message });
 	}
 
 	// The run may exist under another id (the document's top-level runs, newest first).
@@ -280,8 +246,8 @@ async function explainMissingRun(
 	}
 	// Nothing explains it and no run turned up: waiting on would never end (with Max Wait 0, not at all).
 	const message = `Run ${state.runId} was not found (404) for ${grace}, and document ${documentId} (status "${documentStatus}") lists no run.`;
-	const description = `The run never started, or it is not visible to this API key (another organization or workspace). Look at the document in the service. If its runs take longer than ${grace} to appear, raise "Not Found Grace Period".${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`;
-	if (settings.onFailed === 'error') return { outcome: { itemIndex, error: new NodeOperationError(ctx.getNode(), message, { itemIndex, description }) } };
-	const json: IDataObject = { ...(state.target.base ?? {}), runId: state.runId, documentId, status: documentStatus, document, waitOutcome: 'notStarted' satisfies WaitOutcomeKind, finished: false, message };
-	return { outcome: { itemIndex, item: { json, pairedItem: { item: itemIndex } } } };
+	const description = `The run never started, or it is not visible to this API key (another organization or workspace). Look at the document in the service. If its runs take longer than ${grace} to appear, raise "Not Found Grace Period".${correlation}`;
+	if (settings.onFailed === 'error') return errorOutcome(ctx, state, message, description);
+	const waitOutcome: WaitOutcomeKind = 'notStarted';
+	return plainOutcome(state, { runId: state.runId, documentId, status: documentStatus, document, waitOutcome, finished: false, message });
 }

@@ -60,10 +60,7 @@ export class RunEventReader {
 		if (this.namesRuns === undefined) this.unconfirmed.push({ runId: runId.toLowerCase(), at: now });
 	}
 
-	/**
-	 * One read of what was added to the list since the last; `known` tells the runs the watcher
-	 * waits on or saw end. Undefined when the list could not be read: then nothing is known.
-	 */
+	/** One read of what was added since the last (`known`: the runs the watcher waits on or saw end); undefined if unreadable. */
 	async read(ctx: IExecuteFunctions, signal: AbortSignal, known: (runId: string) => boolean): Promise<EventHint | undefined> {
 		const hint: EventHint = { named: new Set(), unnamed: 0, complete: true };
 		const now = Date.now();

@@ -8,12 +8,8 @@
 export const PRECISION = 0.04;
 /** Relative precision of a wait on one run: each check is for that run alone, and its item waits on it. */
 export const SINGLE_RUN_PRECISION = 0.2;
-/**
- * Relative precision just past the age at which runs of its workflow were seen to end: a run
- * checked there a moment too soon (it started late, or ran a little longer) is about to end.
- */
+/** Just past the age at which runs of its workflow were seen to end (up to `EXPECTED_END_WINDOW` times it), a run is about to end. */
 const EXPECTED_END_PRECISION = 0.05;
-/** How far past that age (as a share of it) the closer checks go on. */
 const EXPECTED_END_WINDOW = 1.2;
 /** Taken off each gap: the check and the output read after it take this long too. */
 const ANSWER_MARGIN_MS = 50;
@@ -29,16 +25,14 @@ export interface SchedulerSettings {
 	precision?: number;
 }
 
-type Role = 'probe' | 'waiting' | 'swept';
-
 interface Tracked {
 	key: number;
 	submittedAt: number;
 	/** No check before this age: the first check interval, or how long such runs took before. */
 	firstCheckAge: number;
-	/** The age at which runs of its workflow end, when the caller knows it (they all take about as long). */
+	/** The age at which runs of its workflow end, when they all take about as long. */
 	expectedAge?: number;
-	role: Role;
+	role: 'probe' | 'waiting' | 'swept';
 	round: number;
 	/** When the next check is due; undefined while the run waits for its round's sweep. */
 	dueAt?: number;
@@ -55,16 +49,12 @@ interface Tracked {
 export class RunScheduler {
 	private readonly runs = new Map<number, Tracked>();
 	private round = 0;
-	/** The longest age at which a probe of the current round was seen final. */
-	private roundFinalAge = 0;
 	/** The current round's probes in submission order, with the age at which each was seen done. */
 	private roundProbes: Array<{ key: number; submittedAt: number; doneAge?: number }> = [];
 	/** When the next probe check of the current round's rotation is due. */
 	private rotationAt = 0;
 	/** Probes of the current round are checked in turn (true) or each on its own gap (false). */
 	private rotating = false;
-	/** The run lengths seen so far (age at which a run was seen final), for the caller's records. */
-	readonly finalAges: number[] = [];
 
 	constructor(
 		runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number; expectedAge?: number }>,
@@ -75,14 +65,6 @@ export class RunScheduler {
 			this.runs.set(run.key, { key: run.key, submittedAt: run.submittedAt, firstCheckAge, expectedAge: run.expectedAge, role: 'waiting', round: 0, checking: false });
 		}
 		this.startRound(0);
-	}
-
-	/** The gap between probe checks at a given age (closer just past `expectedAge`). */
-	gap(ageMs: number, expectedAge?: number): number {
-		const shortest = Math.max(10, this.settings.firstCheckMs / 4);
-		let precision = this.settings.precision ?? PRECISION;
-		if (expectedAge !== undefined && ageMs < expectedAge * EXPECTED_END_WINDOW) precision = Math.min(precision, EXPECTED_END_PRECISION);
-		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * precision - ANSWER_MARGIN_MS));
 	}
 
 	get pendingCount(): number {
@@ -113,8 +95,7 @@ export class RunScheduler {
 	nextDueAt(held: (key: number) => boolean = () => false): number | undefined {
 		let earliest: number | undefined;
 		for (const run of this.runs.values()) {
-			if (run.checking || held(run.key)) continue;
-			const at = this.dueTimeOf(run);
+			const at = run.checking || held(run.key) ? undefined : this.dueTimeOf(run);
 			if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
 		}
 		return earliest;
@@ -134,9 +115,7 @@ export class RunScheduler {
 			run.round = this.round + 1;
 			run.dueAt = undefined;
 			this.maybeNextRound(now);
-			return;
-		}
-		if (run.role === 'probe') this.scheduleProbe(run, now);
+		} else if (run.role === 'probe') this.scheduleProbe(run, now);
 	}
 
 	/** The wait for this run is over (final, stopped early, failed, or ended by the caller). */
@@ -145,11 +124,9 @@ export class RunScheduler {
 		if (!run) return;
 		this.runs.delete(key);
 		const age = now - run.submittedAt;
-		if (seenFinal) this.finalAges.push(age);
 		const probe = run.role === 'probe' && run.round === this.round ? this.roundProbes.find((p) => p.key === key) : undefined;
 		if (probe) probe.doneAge = age;
 		if (probe && seenFinal) {
-			this.roundFinalAge = Math.max(this.roundFinalAge, age);
 			// Line the other probes up at this age: one that is as old and still pending is longer.
 			for (const other of this.runs.values()) {
 				if (other.role !== 'probe' || other.round !== this.round) continue;
@@ -160,10 +137,7 @@ export class RunScheduler {
 		this.maybeNextRound(now);
 	}
 
-	/**
-	 * The run's age counts from `submittedAt` from now on: when it started was not known at
-	 * first (runs waited on by id) and has been learned since. Only for a run not yet swept.
-	 */
+	/** The run's age counts from `submittedAt` from now on (runs waited on by id: learned since). Only for a run not yet swept. */
 	restart(key: number, submittedAt: number): void {
 		const run = this.runs.get(key);
 		if (!run) return;
@@ -180,44 +154,6 @@ export class RunScheduler {
 		run.pinnedAt = at;
 	}
 
-	/** Whether the run is a probe of its round: read often, to learn how long the runs take. */
-	isProbe(key: number): boolean {
-		return this.runs.get(key)?.role === 'probe';
-	}
-
-	/** Whether the run is still waited on and not swept yet (its age may still be corrected with `restart`). */
-	isWaiting(key: number): boolean {
-		const run = this.runs.get(key);
-		return run !== undefined && run.role !== 'swept';
-	}
-
-	/** When the run's check is due (undefined while it is being checked or waits for a sweep). */
-	dueAt(key: number): number | undefined {
-		const run = this.runs.get(key);
-		return run && !run.checking ? this.dueTimeOf(run) : undefined;
-	}
-
-	/** The runs not being checked now. */
-	idleKeys(): number[] {
-		return [...this.runs.values()].filter((run) => !run.checking).map((run) => run.key);
-	}
-
-	/** How old the run is at `now`, as the schedule counts its age. */
-	ageOf(key: number, now: number): number {
-		return now - (this.runs.get(key)?.submittedAt ?? now);
-	}
-
-	/** A look at the run told nothing: it is scheduled as before. */
-	release(key: number): void {
-		const run = this.runs.get(key);
-		if (run) run.checking = false;
-	}
-
-	/** Whether the caller decided the run's next check (`pin`, `checkBy`): that check is not replaced by a look. */
-	isPinned(key: number): boolean {
-		return this.runs.get(key)?.pinnedAt !== undefined;
-	}
-
 	/** The run is checked at `at` at the latest, unless a check of it is under way (an event named it as ended). */
 	checkBy(key: number, at: number): void {
 		const run = this.runs.get(key);
@@ -230,30 +166,66 @@ export class RunScheduler {
 		if (run) run.limitAt = Math.min(run.limitAt ?? Infinity, at);
 	}
 
-	private dueTimeOf(run: Tracked): number | undefined {
-		const due = this.plannedTimeOf(run);
-		if (run.limitAt === undefined) return due;
-		return Math.min(due ?? Infinity, run.limitAt);
+	/** A look at the run told nothing: it is scheduled as before. */
+	release(key: number): void {
+		const run = this.runs.get(key);
+		if (run) run.checking = false;
 	}
 
-	private plannedTimeOf(run: Tracked): number | undefined {
-		if (run.pinnedAt !== undefined) return run.pinnedAt;
-		if (run.role === 'probe' && this.rotating && run.round === this.round) {
-			// In rotation, the probe checked longest ago (or never) goes next, at the rotation's time,
-			// unless lined up earlier.
-			const next = this.nextInRotation();
-			const rotationDue = next === run ? Math.max(this.rotationAt, run.submittedAt + run.firstCheckAge) : undefined;
-			if (run.dueAt !== undefined && (rotationDue === undefined || run.dueAt < rotationDue)) return run.dueAt;
-			return rotationDue;
+	isProbe(key: number): boolean {
+		return this.runs.get(key)?.role === 'probe';
+	}
+
+	/** Still waited on and not swept yet (its age may still be corrected with `restart`). */
+	isWaiting(key: number): boolean {
+		const role = this.runs.get(key)?.role;
+		return role !== undefined && role !== 'swept';
+	}
+
+	/** Whether the caller decided the run's next check (`pin`, `checkBy`): a look does not replace it. */
+	isPinned(key: number): boolean {
+		return this.runs.get(key)?.pinnedAt !== undefined;
+	}
+
+	/** When the run's check is due (undefined while it is being checked or waits for a sweep). */
+	dueAt(key: number): number | undefined {
+		const run = this.runs.get(key);
+		return run && !run.checking ? this.dueTimeOf(run) : undefined;
+	}
+
+	idleKeys(): number[] {
+		return [...this.runs.values()].filter((run) => !run.checking).map((run) => run.key);
+	}
+
+	/** How old the run is at `now`, as the schedule counts its age. */
+	ageOf(key: number, now: number): number {
+		return now - (this.runs.get(key)?.submittedAt ?? now);
+	}
+
+	/** The gap between probe checks at a given age (closer just past `expectedAge`). */
+	private gap(ageMs: number, expectedAge?: number): number {
+		const shortest = Math.max(10, this.settings.firstCheckMs / 4);
+		let precision = this.settings.precision ?? PRECISION;
+		if (expectedAge !== undefined && ageMs < expectedAge * EXPECTED_END_WINDOW) precision = Math.min(precision, EXPECTED_END_PRECISION);
+		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * precision - ANSWER_MARGIN_MS));
+	}
+
+	private dueTimeOf(run: Tracked): number | undefined {
+		let due = run.pinnedAt ?? run.dueAt;
+		if (run.pinnedAt === undefined && run.role === 'probe' && this.rotating && run.round === this.round) {
+			// In rotation, the probe checked longest ago (or never) goes next, at the rotation's time, unless lined up earlier.
+			const rotationDue = this.nextInRotation() === run ? Math.max(this.rotationAt, run.submittedAt + run.firstCheckAge) : undefined;
+			if (run.dueAt === undefined || (rotationDue !== undefined && rotationDue <= run.dueAt)) due = rotationDue;
 		}
-		return run.dueAt;
+		return run.limitAt === undefined ? due : Math.min(due ?? Infinity, run.limitAt);
 	}
 
 	private nextInRotation(): Tracked | undefined {
 		let best: Tracked | undefined;
 		for (const run of this.runs.values()) {
 			if (run.role !== 'probe' || run.round !== this.round || run.checking || run.pinnedAt !== undefined) continue;
-			if (!best || (run.lastCheckedAt ?? -Infinity) < (best.lastCheckedAt ?? -Infinity) || ((run.lastCheckedAt ?? -Infinity) === (best.lastCheckedAt ?? -Infinity) && run.submittedAt < best.submittedAt)) best = run;
+			const [checked, bestChecked] = [run.lastCheckedAt ?? -Infinity, best?.lastCheckedAt ?? -Infinity];
+			if (!best || checked < bestChecked || (checked === bestChecked && run.submittedAt < best.submittedAt)) best = run;
 		}
 		return best;
 	}
@@ -267,13 +239,11 @@ export class RunScheduler {
 	private startRound(now: number): void {
 		const pool = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt || a.key - b.key);
 		if (pool.length === 0) return;
-		this.roundFinalAge = 0;
 		this.rotating = pool.length > PROBES;
 		this.rotationAt = now;
 		// Probes spread evenly over the round (by submission), so they see its run lengths.
-		const probeIndexes = new Set<number>();
 		const count = Math.min(PROBES, pool.length);
-		for (let i = 0; i < count; i++) probeIndexes.add(Math.floor(((i + 0.5) * pool.length) / count));
+		const probeIndexes = new Set(Array.from({ length: count }, (_, i) => Math.floor(((i + 0.5) * pool.length) / count)));
 		this.roundProbes = [];
 		pool.forEach((run, index) => {
 			if (!probeIndexes.has(index)) return;
@@ -294,18 +264,15 @@ export class RunScheduler {
 		for (const run of waiting) {
 			const older = this.roundProbes.filter((probe) => probe === oldest || probe.submittedAt <= run.submittedAt);
 			if (older.some((probe) => probe.doneAge === undefined)) break;
-			const age = Math.max(...older.map((probe) => probe.doneAge!));
 			run.role = 'swept';
-			run.dueAt = Math.max(now, run.submittedAt + Math.max(age, run.firstCheckAge));
+			run.dueAt = Math.max(now, run.submittedAt + Math.max(...older.map((probe) => probe.doneAge!), run.firstCheckAge));
 		}
 	}
 
 	/** When nothing of the current round is left to check, the runs still pending start the next one. */
 	private maybeNextRound(now: number): void {
-		const current = [...this.runs.values()].some((run) => run.round === this.round && run.role !== 'waiting');
-		const unswept = [...this.runs.values()].some((run) => run.round === this.round && run.role === 'waiting');
-		if (current || unswept) return;
-		if (this.runs.size === 0) return;
+		const runs = [...this.runs.values()];
+		if (runs.length === 0 || runs.some((run) => run.round === this.round)) return;
 		this.round++;
 		this.startRound(now);
 	}

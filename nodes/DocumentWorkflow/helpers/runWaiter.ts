@@ -57,10 +57,9 @@ export type WaitOutcomeKind =
 	| 'notStarted';
 
 /**
- * Waits for every target's run to be final (or to stop early, time out, or turn out never
- * to have started) and returns one outcome per target, in the order given. With `failFast`
- * the first item error ends this wait and is thrown; the checks it still had in flight are
- * aborted and awaited first, so nothing of it outlives the call. Other executions' waits go on.
+ * Waits for every target's run to be final (or to stop early, time out, or never start); one
+ * outcome per target, in order. With `failFast` the first item error ends this wait and is
+ * thrown once its checks in flight are aborted and awaited. Other executions' waits go on.
  */
 export async function waitForRuns(ctx: IExecuteFunctions, targets: WaitTarget[], settings: WaitSettings, failFast: boolean): Promise<WaitOutcome[]> {
 	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);

@@ -18,14 +18,11 @@ import { ExecutionCancelledError, cancelSignalOf } from '../../shared/transport'
 const BUSY_SLICE_MS = 5;
 /** The longest the loop sleeps at once: a cancelled execution is noticed within it. */
 const IDLE_SLICE_MS = 100;
-/**
- * One read of the event list is worth it when it looks at this many runs or more; where events
- * name their run, at one: such a run's first check waits for the longest of its workflow.
- */
+/** One read of the event list is worth it when it looks at this many runs (at one, where events name their run). */
 const EVENT_READ_MIN_RUNS = 3;
 /** Reads of the event list are at least this far apart. */
 const EVENT_READ_GAP_MS = 250;
-/** The share of a run's age between two reads of the event list that look at it: closer while its workflow's run length is not known yet. */
+/** The share of a run's age between two reads of the event list that look at it (closer while its run length is unknown). */
 const LOOK_SHARE_UNKNOWN = 0.07;
 const LOOK_SHARE_KNOWN = 0.18;
 /** Workflows per API key whose run lengths are remembered. */
@@ -43,11 +40,11 @@ function workflowKey(workflowId: string | undefined): string {
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
 	readonly events = new RunEventReader();
-	/** The shortest and longest run seen per API workflow (a recent window would forget the short ones, which end first). */
+	/** The shortest and longest run seen per API workflow. */
 	private readonly lengths = new Map<string, { shortest: number; longest: number }>();
 	/** Runs seen final in the last minutes: an event naming one shows that events name runs. */
 	private readonly recentlyFinal = new Map<string, number>();
-	/** When run events that named no run were read, not yet matched by a run seen final: runs that ended, not yet found. */
+	/** When run events that named no run were read, not yet matched by a run seen final. */
 	private unexplainedAt: number[] = [];
 
 	learn(state: RunState, now: number): void {
@@ -66,10 +63,7 @@ class Knowledge {
 		for (const [id, at] of this.recentlyFinal) if (at < now - 120_000 || this.recentlyFinal.size > 5_000) this.recentlyFinal.delete(id);
 	}
 
-	/**
-	 * A little past the shortest run of this workflow seen so far: no run of it is checked
-	 * sooner. Where events name their runs, past the longest: the event list tells of the others.
-	 */
+	/** No run of this workflow is checked sooner: a little past its shortest run (its longest, where events name runs). */
 	firstCheckAge(workflowId: string | undefined): number | undefined {
 		const lengths = this.lengths.get(workflowKey(workflowId));
 		if (!lengths) return undefined;
@@ -87,10 +81,7 @@ class Knowledge {
 		return this.lengths.get(workflowKey(workflowId))?.shortest;
 	}
 
-	/**
-	 * Ended runs to find: each run event read that named no run counts until a run is seen final,
-	 * or for `UNEXPLAINED_MS` (its run may have been seen final before its event was read).
-	 */
+	/** Ended runs to find: each run event that named no run counts until a run is seen final, or for `UNEXPLAINED_MS`. */
 	unexplained(now: number, unnamed: number, cap: number): number {
 		this.unexplainedAt = this.unexplainedAt.filter((at) => at > now - UNEXPLAINED_MS);
 		for (let i = 0; i < unnamed; i++) this.unexplainedAt.push(now);
@@ -165,19 +156,14 @@ class Wait {
 		return (this.settled = true);
 	}
 
-	/** Whether an event read may look at this run instead of a check (not while it answers 404, nears its limit, or is to be checked). */
+	/** Whether an event read may stand in for this run's check (not in a batch, while it answers 404, nears its limit, or is pinned). */
 	lookable(key: number, now: number): boolean {
 		const state = this.states[key];
-		// A batch keeps its own schedule (probes, then one sweep): a look must not stand in for its sweep.
 		if (this.states.length > 1 || this.scheduler.isPinned(key) || state.notFoundSince !== undefined) return false;
 		return state.deadline === undefined || state.deadline > now + 1000;
 	}
 
-	/**
-	 * A run never read yet whose first check a quiet read of the event list stands in for: while
-	 * its workflow's run length is unknown, within the not-found grace period (its id may never
-	 * answer); where events name runs, until the longest run of its workflow.
-	 */
+	/** A run never read yet whose first check a quiet event read stands in for (see README.md). */
 	firstCheckDeferrable(key: number, now: number): boolean {
 		const state = this.states[key];
 		if (state.lastRun !== undefined) return false;
@@ -223,12 +209,7 @@ class Wait {
 		}
 	}
 
-	/**
-	 * A run waited on by id: its `startedOn` places it among the others, the latest started
-	 * counting from the start of the wait, so a sweep follows the order in which they started.
-	 * A run not read yet counts as started with the next item after it whose start is known
-	 * (items are most often in the order they were submitted), or with the latest.
-	 */
+	/** A run waited on by id: its `startedOn` places it and the runs not read yet before it (see README.md). */
 	private learnStart(key: number): void {
 		if (this.states[key].target.submittedAt !== undefined || this.startedOn.has(key)) return;
 		const started = Date.parse(String(this.states[key].lastRun?.startedOn ?? ''));
@@ -253,7 +234,7 @@ export class RunWatcher {
 	private running = false;
 	private eventReadInFlight = false;
 	private lastEventReadAt = 0;
-	/** Whether reads of the event list look at the runs now: a run awaiting its first look is then held for the next read. */
+	/** Whether event reads look at the runs now: a run awaiting its first look is then held for the next read. */
 	private eventsCover = false;
 
 	constructor(
@@ -307,7 +288,7 @@ export class RunWatcher {
 		return count;
 	}
 
-	/** Sends the checks that are due, earliest first across every wait, within each wait's and the watcher's concurrency. */
+	/** Sends the due checks, earliest first across every wait, within each wait's and the watcher's concurrency. */
 	private sendChecks(now: number): void {
 		for (let free = this.concurrency - this.inFlight; free > 0; free--) {
 			let earliest: { wait: Wait; at: number } | undefined;
@@ -328,13 +309,7 @@ export class RunWatcher {
 		return (key) => this.eventsCover && wait.awaitsFirstLook(key, now);
 	}
 
-	/**
-	 * While three or more runs wait (one, where events name their run), the event list is read
-	 * every `lookShare` of the youngest one's age: one read looks at all of them. A run it names
-	 * as ended is checked. A read that shows no run ended is a look at every run: none is
-	 * checked before its next gap. Run events that name no run we know, not yet matched by
-	 * runs seen final, are ended runs to find: as many runs are checked, oldest first.
-	 */
+	/** Reads the event list when a look at the runs it would cover is due (README.md, "The event list as a hint"). */
 	private lookAtEvents(now: number): void {
 		const reader = this.knowledge.events;
 		if (!reader.usable(now)) this.eventsCover = false;
