@@ -5,7 +5,7 @@
  * look at all of them at once. Each check runs with the context of the execution whose run
  * it is; nothing of the watcher is left running once nothing waits (see README.md).
  */
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 import type { RunState } from './runCheck';
 import { FINAL_STATUSES, checkOnce } from './runCheck';
@@ -46,10 +46,25 @@ class Knowledge {
 	private readonly recentlyFinal = new Map<string, number>();
 	/** When run events that named no run were read, not yet matched by a run seen final. */
 	private unexplainedAt: number[] = [];
+	/** The most the API's clock was seen ahead of ours: no timestamp it gives is later than its own now. */
+	private apiAhead = -Infinity;
 
+	/** Compares the run's timestamps with our clock when its answer came (`now`). */
+	observe(run: IDataObject | undefined, now: number): void {
+		for (const at of [run?.startedOn, run?.completedOn]) {
+			const api = Date.parse(String(at));
+			if (Number.isFinite(api)) this.apiAhead = Math.max(this.apiAhead, api - now);
+		}
+	}
+
+	/**
+	 * A run's length from when we submitted it (its queue time too: the age a wait counts) to
+	 * its end by our clock, at the latest; for a run waited on by id, from its `startedOn`.
+	 */
 	learn(state: RunState, now: number): void {
 		const run = state.lastRun ?? {};
-		const length = Date.parse(String(run.completedOn)) - Date.parse(String(run.startedOn));
+		const [started, completed] = [Date.parse(String(run.startedOn)), Date.parse(String(run.completedOn))];
+		const length = state.target.submittedAt === undefined ? completed - started : Math.min(now, completed - this.apiAhead) - state.submittedAt;
 		const workflowId = workflowKey(String(run.workflowId ?? state.target.workflowId ?? ''));
 		const seen = Number.isFinite(length) && length >= 0 ? length : now - state.submittedAt;
 		const known = this.lengths.get(workflowId) ?? { shortest: seen, longest: seen };
@@ -182,6 +197,7 @@ class Wait {
 		try {
 			const result = await checkOnce(this.ctx, state, this.settings, this.signal);
 			const now = Date.now();
+			this.knowledge.observe(state.lastRun, now);
 			if ('outcome' in result) {
 				this.outcomes.set(key, result.outcome);
 				const final = state.lastRun !== undefined && FINAL_STATUSES.includes(String(state.lastRun.status));

@@ -41,6 +41,18 @@ describe('one watcher per API key', () => {
 		expect(await statusReads(env, String(second.items[0].json.runId))).toBe(1);
 	});
 
+	it('runs that are queued before they start: what the next execution waits for counts the queue too', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		// startedOn − completedOn is 1.5 s, but from the submission to the end it is 3 s.
+		const script = [{ status: 'queued', ms: 1500 }, { status: 'running', ms: 1500 }, { status: 'completed' }];
+		await env.sandbox.control.setNextScripts(wf, script, 2);
+		const first = await env.run(waitParams(wf, {}, {}), { items: pdfItems(1) });
+		const second = await env.run(waitParams(wf, {}, {}), { items: pdfItems(1) });
+		expect([first.items[0].json.waitOutcome, second.items[0].json.waitOutcome]).toEqual(['completed', 'completed']);
+		// Learned as 1.5 s long, the second run would be checked at 1.7 s, still queued, and again after.
+		expect(await statusReads(env, String(second.items[0].json.runId))).toBe(1);
+	});
+
 	it('executions at once share it; one cancelled, one failing and one finishing each end on their own, and then nothing is left', async () => {
 		const [finishing, failing, cancelled] = await submitRuns(env, [
 			[{ status: 'running', ms: 2500 }, { status: 'completed' }],
