@@ -40,7 +40,7 @@ function workflowKey(workflowId: string | undefined): string {
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
 	readonly events = new RunEventReader();
-	/** The shortest and longest run seen per API workflow. */
+	/** The shortest and longest run seen per API workflow, plus `apiAhead` when learned (see `learn`). */
 	private readonly lengths = new Map<string, { shortest: number; longest: number }>();
 	/** Runs seen final in the last minutes: an event naming one shows that events name runs. */
 	private readonly recentlyFinal = new Map<string, number>();
@@ -57,16 +57,22 @@ class Knowledge {
 		}
 	}
 
+	private get ahead(): number {
+		return Number.isFinite(this.apiAhead) ? this.apiAhead : 0;
+	}
+
 	/**
 	 * A run's length from when we submitted it (its queue time too: the age a wait counts) to
-	 * its end by our clock, at the latest; for a run waited on by id, from its `startedOn`.
+	 * its end by our clock; for a run waited on by id, from its `startedOn`. Kept with the API's
+	 * clock lead added, taken off when read: the lead seen grows to the true one, so the
+	 * lengths shrink to the true ones and are never counted short.
 	 */
 	learn(state: RunState, now: number): void {
 		const run = state.lastRun ?? {};
 		const [started, completed] = [Date.parse(String(run.startedOn)), Date.parse(String(run.completedOn))];
-		const length = state.target.submittedAt === undefined ? completed - started : Math.min(now, completed - this.apiAhead) - state.submittedAt;
+		const length = state.target.submittedAt === undefined ? completed - started : completed - this.ahead - state.submittedAt;
 		const workflowId = workflowKey(String(run.workflowId ?? state.target.workflowId ?? ''));
-		const seen = Number.isFinite(length) && length >= 0 ? length : now - state.submittedAt;
+		const seen = (Number.isFinite(length) && length >= 0 ? length : now - state.submittedAt) + this.ahead;
 		const known = this.lengths.get(workflowId) ?? { shortest: seen, longest: seen };
 		this.lengths.delete(workflowId);
 		this.lengths.set(workflowId, { shortest: Math.min(known.shortest, seen), longest: Math.max(known.longest, seen) });
@@ -80,20 +86,25 @@ class Knowledge {
 
 	/** No run of this workflow is checked sooner: a little past its shortest run (its longest, where events name runs). */
 	firstCheckAge(workflowId: string | undefined): number | undefined {
-		const lengths = this.lengths.get(workflowKey(workflowId));
+		const lengths = this.lengthsOf(workflowId);
 		if (!lengths) return undefined;
 		return (this.events.namesRuns === true ? lengths.longest : lengths.shortest) * 1.04 + 150;
 	}
 
 	/** When runs of this workflow all take about as long (within a fifth): the age at which they end. */
 	expectedAge(workflowId: string | undefined): number | undefined {
-		const lengths = this.lengths.get(workflowKey(workflowId));
+		const lengths = this.lengthsOf(workflowId);
 		return lengths && lengths.longest <= lengths.shortest * 1.2 ? this.firstCheckAge(workflowId) : undefined;
 	}
 
 	/** The shortest run of this workflow seen so far: no run of it needs a look before that age. */
 	shortest(workflowId: string | undefined): number | undefined {
-		return this.lengths.get(workflowKey(workflowId))?.shortest;
+		return this.lengthsOf(workflowId)?.shortest;
+	}
+
+	private lengthsOf(workflowId: string | undefined): { shortest: number; longest: number } | undefined {
+		const kept = this.lengths.get(workflowKey(workflowId));
+		return kept && { shortest: Math.max(0, kept.shortest - this.ahead), longest: Math.max(0, kept.longest - this.ahead) };
 	}
 
 	/** Ended runs to find: each run event that named no run counts until a run is seen final, or for `UNEXPLAINED_MS`. */
