@@ -235,12 +235,18 @@ const same = (ms: number) => () => new Array<number>(BATCH).fill(ms);
 /** Evenly from 5 s to 120 s, shuffled so that upload order says nothing about length. */
 const spread = () => Array.from({ length: BATCH }, (_, i) => 5000 + ((i * 7919) % BATCH) * (115_000 / (BATCH - 1)));
 
+/**
+ * Time goals of issue 18's goals table, which states these rows with Include Output on: every
+ * batch within 1.15× of its floor (issue 12 had asked 1.1× of the 60 s row and 1.05× of the
+ * 5-minute row with Include Output off, before every output read was counted), and the read
+ * limit row's own 1.25×.
+ */
 const ROW_LIST: Row[] = [
 	{ name: `${BATCH} documents, every run 5 s`, lengths: same(5000), long: false, maxRatio: 1.15 },
 	{ name: `${BATCH} documents, every run 5 s, read limit ${READ_LIMIT}/s`, lengths: same(5000), long: false, maxRatio: 1.25, readLimit: READ_LIMIT },
-	{ name: `${BATCH} documents, every run 60 s`, lengths: same(60_000), long: true, maxRatio: 1.1 },
+	{ name: `${BATCH} documents, every run 60 s`, lengths: same(60_000), long: true, maxRatio: 1.15 },
 	{ name: `${BATCH} documents, runs spread from 5 s to 120 s`, lengths: spread, long: true, maxRatio: 1.15 },
-	{ name: `${BATCH} documents, every run 5 minutes`, lengths: same(300_000), long: true, maxRatio: 1.05 },
+	{ name: `${BATCH} documents, every run 5 minutes`, lengths: same(300_000), long: true, maxRatio: 1.15 },
 ];
 const MAX_REQUESTS_PER_DOCUMENT = 3.5;
 const MAX_429_SHARE = 0.01;

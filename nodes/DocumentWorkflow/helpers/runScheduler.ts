@@ -4,13 +4,15 @@
  * done, and runs longer than every probe form the next round. Why, in README.md.
  */
 
-/** Relative precision of a batch: a probe is checked again after about this share of its age. */
-export const PRECISION = 0.04;
+/** Relative precision of a batch: a probe is checked again after about this share of its age (why 8%, in README.md). */
+export const PRECISION = 0.08;
 /** Relative precision of a wait on one run: each check is for that run alone, and its item waits on it. */
 export const SINGLE_RUN_PRECISION = 0.2;
 /** Just past the age at which runs of its workflow were seen to end (up to `EXPECTED_END_WINDOW` times it), a run is about to end. */
 const EXPECTED_END_PRECISION = 0.05;
 const EXPECTED_END_WINDOW = 1.2;
+/** Probes that ended within this factor of each other's age count as runs of one length. */
+const ONE_LENGTH = 1.2;
 /** Taken off each gap: the check and the output read after it take this long too. */
 const ANSWER_MARGIN_MS = 50;
 /** How many runs of a round are probes (all of them when the round is smaller). */
@@ -127,11 +129,13 @@ export class RunScheduler {
 		const probe = run.role === 'probe' && run.round === this.round ? this.roundProbes.find((p) => p.key === key) : undefined;
 		if (probe) probe.doneAge = age;
 		if (probe && seenFinal) {
-			// Line the other probes up at this age: one that is as old and still pending is longer.
+			// The oldest pending probe is checked when it is as old: seen final, it lines up the next one in turn.
+			let next: Tracked | undefined;
 			for (const other of this.runs.values()) {
-				if (other.role !== 'probe' || other.round !== this.round) continue;
-				if ((other.lastPendingAge ?? -1) < age) other.dueAt = Math.min(other.dueAt ?? Infinity, other.submittedAt + age);
+				if (other.role !== 'probe' || other.round !== this.round || other.checking || (other.lastPendingAge ?? -1) >= age) continue;
+				if (!next || other.submittedAt < next.submittedAt) next = other;
 			}
+			if (next) next.dueAt = Math.min(next.dueAt ?? Infinity, next.submittedAt + age);
 		}
 		this.maybeSweep(now);
 		this.maybeNextRound(now);
@@ -256,13 +260,16 @@ export class RunScheduler {
 	/**
 	 * Sweeps the round's other runs, oldest first, as far as the probes allow: a run is
 	 * checked once, at the longest age a probe submitted before it was seen done, when all
-	 * those probes (and the first one) are done.
+	 * those probes (and the first one) are done; every probe, once two ended more than a fifth
+	 * apart (the lengths vary, so a sweep before the longest would find many still pending).
 	 */
 	private maybeSweep(now: number): void {
 		const waiting = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt);
 		const oldest = this.roundProbes.reduce<(typeof this.roundProbes)[number] | undefined>((a, b) => (a === undefined || b.submittedAt < a.submittedAt ? b : a), undefined);
+		const doneAges = this.roundProbes.flatMap((probe) => (probe.doneAge === undefined ? [] : [probe.doneAge]));
+		const varied = Math.max(...doneAges) > Math.min(...doneAges) * ONE_LENGTH;
 		for (const run of waiting) {
-			const older = this.roundProbes.filter((probe) => probe === oldest || probe.submittedAt <= run.submittedAt);
+			const older = this.roundProbes.filter((probe) => varied || probe === oldest || probe.submittedAt <= run.submittedAt);
 			if (older.some((probe) => probe.doneAge === undefined)) break;
 			run.role = 'swept';
 			run.dueAt = Math.max(now, run.submittedAt + Math.max(...older.map((probe) => probe.doneAge!), run.firstCheckAge));
