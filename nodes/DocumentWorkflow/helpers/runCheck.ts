@@ -4,9 +4,9 @@
  * then why: the document explains it, or the run turned up under another id), or pending.
  * The watcher (`runWatcher.ts`) decides when to check; this module reads the answer and builds items.
  */
-import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import { fetchRunOutputIfAvailable } from './runOutput';
+import { waitOutputFields } from './runOutput';
 import type { WaitOutcome, WaitOutcomeKind, WaitSettings, WaitTarget } from './runWaiter';
 import { apiRequest } from '../../shared/transport';
 
@@ -87,8 +87,8 @@ export async function checkOnce(ctx: IExecuteFunctions, state: RunState, setting
 
 	if (status === 'completed') return { outcome: { itemIndex, item: await finalItem(ctx, state, run, 'completed', settings, signal) } };
 	if (status === 'failed' || status === 'cancelled') {
-		if (settings.onFailed === 'error') return { outcome: { itemIndex, error: failedRunError(ctx, state, run, status) } };
 		const detail = runErrorText(run);
+		if (settings.onFailed === 'error') return failedRunError(ctx, state, status, detail);
 		return {
 			outcome: {
 				itemIndex,
@@ -135,15 +135,15 @@ function documentIdOf(state: RunState): string | null {
 	return state.target.documentId ?? null;
 }
 
-function failedRunError(ctx: IExecuteFunctions, state: RunState, run: IDataObject, status: string): NodeOperationError {
-	const detail = runErrorText(run);
-	const what = status === 'failed' ? 'failed' : 'was cancelled';
-	return new NodeOperationError(ctx.getNode(), `Run ${state.runId} ${what}${detail ? `: ${detail}` : ''}`, {
-		itemIndex: state.target.itemIndex,
-		description: `${status === 'failed' ? 'The run stopped on an error in the service' : 'The run was cancelled in the service'}${
-			documentIdOf(state) ? ` (document ${documentIdOf(state)})` : ''
-		}. Look at the run in the service to see why. To route such runs in the workflow instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`,
-	});
+function failedRunError(ctx: IExecuteFunctions, state: RunState, status: string, detail: string): CheckResult {
+	const [what, why] = status === 'failed' ? ['failed', 'The run stopped on an error in the service'] : ['was cancelled', 'The run was cancelled in the service'];
+	const documentId = documentIdOf(state);
+	return errorOutcome(
+		ctx,
+		state,
+		`Run ${state.runId} ${what}${detail ? `: ${detail}` : ''}`,
+		`${why}${documentId ? ` (document ${documentId})` : ''}. Look at the run in the service to see why. To route such runs in the workflow instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`,
+	);
 }
 
 async function finalItem(
@@ -166,31 +166,10 @@ async function finalItem(
 	};
 	if (message) json.message = message;
 	if (state.replacedRunIds.length > 0) json.triggerRunId = state.replacedRunIds[0];
-	let binary: IBinaryKeyData | undefined;
-	if (settings.includeOutput && run.status === 'completed') {
-		const output = await fetchRunOutputIfAvailable(ctx, state.runId, {
-			nodeId: settings.outputNodeId,
-			binaryPropertyName: settings.binaryPropertyName,
-			itemIndex,
-			signal,
-		});
-		if ('unavailable' in output) {
-			json.output = null;
-			json.outputError = output.unavailable.message;
-			json.outputErrorDescription = output.unavailable.description;
-		} else {
-			json.outputKind = output.json.kind ?? null;
-			json.outputContentType = output.json.contentType ?? null;
-			json.outputFilename = output.json.filename ?? null;
-			if (output.binary) {
-				json.outputBinaryPropertyName = settings.binaryPropertyName;
-				binary = output.binary;
-			} else {
-				json.output = output.json.output ?? null;
-			}
-		}
-	}
-	return binary ? { json, binary, pairedItem: { item: itemIndex } } : { json, pairedItem: { item: itemIndex } };
+	if (!settings.includeOutput || run.status !== 'completed') return { json, pairedItem: { item: itemIndex } };
+	const output = await waitOutputFields(ctx, state.runId, { nodeId: settings.outputNodeId, binaryPropertyName: settings.binaryPropertyName, itemIndex, signal });
+	Object.assign(json, output.json);
+	return output.binary ? { json, binary: output.binary, pairedItem: { item: itemIndex } } : { json, pairedItem: { item: itemIndex } };
 }
 
 /** The run id stayed 404 past the grace period: the document says why, or its run list shows the run under another id. */

@@ -33,11 +33,6 @@ export interface RunOutputData {
 	binary?: IBinaryKeyData;
 }
 
-/** Why there is no output (409 or 413), for callers that put this into the item instead of failing. */
-export interface RunOutputUnavailable {
-	unavailable: { statusCode: number; message: string; description: string };
-}
-
 export const OUTPUT_ERROR_OVERRIDES: Record<number, ApiErrorOverrides> = {
 	404: {
 		message: 'The run or the requested output node was not found (404)',
@@ -67,12 +62,12 @@ export async function fetchRunOutput(ctx: IExecuteFunctions, runId: string, opti
 	return await outputToItemData(ctx, response.body ?? {}, options);
 }
 
-/** Like `fetchRunOutput`, but a 409 or 413 comes back as `unavailable` (with the API's ids) instead of an error. */
-export async function fetchRunOutputIfAvailable(
-	ctx: IExecuteFunctions,
-	runId: string,
-	options: RunOutputOptions,
-): Promise<RunOutputData | RunOutputUnavailable> {
+/**
+ * The output fields of a wait's item (Include Output): `outputKind`, `outputContentType`,
+ * `outputFilename` and `output` or the binary property; a 409 or 413 is explained in
+ * `outputError` and `outputErrorDescription` (with the API's ids) instead of failing the item.
+ */
+export async function waitOutputFields(ctx: IExecuteFunctions, runId: string, options: RunOutputOptions): Promise<RunOutputData> {
 	const response = await requestOutput(ctx, runId, options, true);
 	if (response.statusCode === 409 || response.statusCode === 413) {
 		const explained = apiErrorFromResponse(
@@ -81,15 +76,13 @@ export async function fetchRunOutputIfAvailable(
 			{ method: 'GET', path: `/runs/${runId}/output`, itemIndex: options.itemIndex },
 			OUTPUT_ERROR_OVERRIDES[response.statusCode],
 		);
-		return {
-			unavailable: {
-				statusCode: response.statusCode,
-				message: explained.message,
-				description: explained.description ?? '',
-			},
-		};
+		return { json: { output: null, outputError: explained.message, outputErrorDescription: explained.description ?? '' } };
 	}
-	return await outputToItemData(ctx, response.body ?? {}, options);
+	const { json, binary } = await outputToItemData(ctx, response.body ?? {}, options);
+	const fields: IDataObject = { outputKind: json.kind ?? null, outputContentType: json.contentType ?? null, outputFilename: json.filename ?? null };
+	if (binary) fields.outputBinaryPropertyName = options.binaryPropertyName;
+	else fields.output = json.output ?? null;
+	return { json: fields, binary };
 }
 
 async function requestOutput(ctx: IExecuteFunctions, runId: string, options: RunOutputOptions, soft: boolean) {

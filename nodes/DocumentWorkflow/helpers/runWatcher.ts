@@ -70,9 +70,10 @@ class Knowledge {
 	learn(state: RunState, now: number): void {
 		const run = state.lastRun ?? {};
 		const [started, completed] = [Date.parse(String(run.startedOn)), Date.parse(String(run.completedOn))];
-		const length = state.target.submittedAt === undefined ? completed - started : completed - this.ahead - state.submittedAt;
+		// Kept with the API's clock lead added: `completedOn − submittedAt` carries it already.
+		const kept = state.target.submittedAt === undefined ? completed - started + this.ahead : completed - state.submittedAt;
 		const workflowId = workflowKey(String(run.workflowId ?? state.target.workflowId ?? ''));
-		const seen = (Number.isFinite(length) && length >= 0 ? length : now - state.submittedAt) + this.ahead;
+		const seen = Number.isFinite(kept) && kept >= this.ahead ? kept : now - state.submittedAt + this.ahead;
 		const known = this.lengths.get(workflowId) ?? { shortest: seen, longest: seen };
 		this.lengths.delete(workflowId);
 		this.lengths.set(workflowId, { shortest: Math.min(known.shortest, seen), longest: Math.max(known.longest, seen) });
