@@ -45,6 +45,8 @@ interface Tracked {
 	/** Age of the last check that found the run not final. */
 	lastPendingAge?: number;
 	lastCheckedAt?: number;
+	/** The age it is lined up to be checked at (a probe of its round was seen final then); a pending answer clears it. */
+	linedUpAge?: number;
 	checking: boolean;
 }
 
@@ -111,6 +113,7 @@ export class RunScheduler {
 		run.pinnedAt = undefined;
 		run.lastCheckedAt = now;
 		run.lastPendingAge = now - run.submittedAt;
+		run.linedUpAge = undefined;
 		if (run.role === 'swept') {
 			// Longer than every probe of its round: it joins the next round.
 			run.role = 'waiting';
@@ -127,15 +130,10 @@ export class RunScheduler {
 		this.runs.delete(key);
 		const age = now - run.submittedAt;
 		const probe = run.role === 'probe' && run.round === this.round ? this.roundProbes.find((p) => p.key === key) : undefined;
-		if (probe) probe.doneAge = age;
-		if (probe && seenFinal) {
-			// The oldest pending probe is checked when it is as old: seen final, it lines up the next one in turn.
-			let next: Tracked | undefined;
-			for (const other of this.runs.values()) {
-				if (other.role !== 'probe' || other.round !== this.round || other.checking || (other.lastPendingAge ?? -1) >= age) continue;
-				if (!next || other.submittedAt < next.submittedAt) next = other;
-			}
-			if (next) next.dueAt = Math.min(next.dueAt ?? Infinity, next.submittedAt + age);
+		if (probe) {
+			// Seen final by the check it was lined up for, it was done at that age (the check came later only when that age had passed).
+			probe.doneAge = Math.min(age, run.linedUpAge ?? age);
+			if (seenFinal) this.lineUpNext(probe.doneAge);
 		}
 		this.maybeSweep(now);
 		this.maybeNextRound(now);
@@ -232,6 +230,18 @@ export class RunScheduler {
 			if (!best || checked < bestChecked || (checked === bestChecked && run.submittedAt < best.submittedAt)) best = run;
 		}
 		return best;
+	}
+
+	/** The oldest probe still pending (not seen pending at `age` or later) is checked when it is `age` old; seen final, it lines up the next. */
+	private lineUpNext(age: number): void {
+		let next: Tracked | undefined;
+		for (const other of this.runs.values()) {
+			if (other.role !== 'probe' || other.round !== this.round || other.checking || (other.lastPendingAge ?? -1) >= age) continue;
+			if (!next || other.submittedAt < next.submittedAt) next = other;
+		}
+		if (!next) return;
+		next.linedUpAge = age;
+		next.dueAt = Math.min(next.dueAt ?? Infinity, next.submittedAt + age);
 	}
 
 	private scheduleProbe(run: Tracked, now: number): void {

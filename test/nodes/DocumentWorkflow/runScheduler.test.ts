@@ -70,6 +70,12 @@ describe('RunScheduler', () => {
 		expect(total(sim) / 200).toBeLessThanOrEqual(1.4);
 	});
 
+	it('runs of one length uploaded over 1.5 s: a probe lined up at the age the first was seen final counts as done then, so the sweep is not held back by how late its check came', () => {
+		const sim = simulate(same(200, 6000), 1500);
+		expect(sim.seenAt / sim.floor).toBeLessThanOrEqual(1.05);
+		expect(total(sim) / 200).toBeLessThanOrEqual(1.15);
+	});
+
 	it('runs longer than every probe (half the batch 5 s, half 2 min) are found by the sweep and watched as a new round', () => {
 		const lengths = Array.from({ length: 200 }, (_, i) => (i % 2 ? 5000 : 120_000));
 		const sim = simulate(lengths);
