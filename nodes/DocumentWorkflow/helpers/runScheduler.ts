@@ -11,8 +11,8 @@ export const SINGLE_RUN_PRECISION = 0.2;
 /** Just past the age at which runs of its workflow were seen to end (up to `EXPECTED_END_WINDOW` times it), a run is about to end. */
 const EXPECTED_END_PRECISION = 0.05;
 const EXPECTED_END_WINDOW = 1.2;
-/** Probes that ended within this factor of each other's age count as runs of one length. */
-const ONE_LENGTH = 1.2;
+/** Runs whose lengths are within this factor of each other (a fifth) count as runs of one length. */
+export const ONE_LENGTH = 1.2;
 /** Taken off each gap: the check and the output read after it take this long too. */
 const ANSWER_MARGIN_MS = 50;
 /** How many runs of a round are probes (all of them when the round is smaller). */

@@ -10,7 +10,7 @@ import { NodeOperationError, sleep } from 'n8n-workflow';
 import type { RunState } from './runCheck';
 import { FINAL_STATUSES, checkOnce } from './runCheck';
 import { RunEventReader } from './runEvents';
-import { PRECISION, RunScheduler, SINGLE_RUN_PRECISION } from './runScheduler';
+import { ONE_LENGTH, PRECISION, RunScheduler, SINGLE_RUN_PRECISION } from './runScheduler';
 import type { WaitOutcome, WaitSettings, WaitTarget } from './runWaiter';
 import { ExecutionCancelledError, cancelSignalOf } from '../../shared/transport';
 
@@ -40,7 +40,7 @@ function workflowKey(workflowId: string | undefined): string {
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
 	readonly events = new RunEventReader();
-	/** The shortest and longest run seen per API workflow, plus `apiAhead` when learned (see `learn`). */
+	/** The shortest and longest run seen per API workflow, kept with the API's clock lead added (see `learn`). */
 	private readonly lengths = new Map<string, { shortest: number; longest: number }>();
 	/** Runs seen final in the last minutes: an event naming one shows that events name runs. */
 	private readonly recentlyFinal = new Map<string, number>();
@@ -95,7 +95,7 @@ class Knowledge {
 	/** When runs of this workflow all take about as long (within a fifth): the age at which they end. */
 	expectedAge(workflowId: string | undefined): number | undefined {
 		const lengths = this.lengthsOf(workflowId);
-		return lengths && lengths.longest <= lengths.shortest * 1.2 ? this.firstCheckAge(workflowId) : undefined;
+		return lengths && lengths.longest <= lengths.shortest * ONE_LENGTH ? this.firstCheckAge(workflowId) : undefined;
 	}
 
 	/** The shortest run of this workflow seen so far: no run of it needs a look before that age. */
