@@ -84,13 +84,16 @@ describe('a burst larger than one poll can read', () => {
 		expect(probe.status).toBe(200);
 		expect(probe.headers.get('date')).toBeNull();
 
+		// A poll's budget is real time, so how many polls a busy machine needs varies: the polls go
+		// on until one emits nothing, and none before it may come back empty.
 		const perPoll: number[] = [];
-		while (host.delivered.length < burst && perPoll.length < 8) {
+		while (host.delivered.length < burst && perPoll.at(-1) !== 0) {
 			await env.sandbox.control.advanceClock(MINUTE);
 			const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
 			expect(result.error).toBeUndefined();
 			perPoll.push(result.items?.length ?? 0);
 		}
+		expect(perPoll.slice(0, -1).every((count) => count > 0)).toBe(true);
 		// Everything but (at most) the 1% committed late.
 		expect(host.delivered.length).toBeGreaterThanOrEqual(burst * 0.99);
 		const deliveredBeforeLater = host.delivered.length;
@@ -99,17 +102,20 @@ describe('a burst larger than one poll can read', () => {
 		// A later event moves the clock the cursor knows past the burst and its overlap window.
 		const { nowMs } = await env.sandbox.control.getClock();
 		await env.sandbox.control.createEvents([{ type: 'document.received', createdOn: new Date(nowMs).toISOString(), data: {} }]);
+		// Every poll from here on delivers the later event or lets ids go, however few its budget
+		// allows on a busy machine; a poll that does neither is stuck and fails the test.
 		let pollsToLetGo = 0;
-		while ((host.memory().ids > 1 || host.delivered.length <= burst) && pollsToLetGo < 15) {
+		while (host.memory().ids > 1 || host.delivered.length <= burst) {
+			const before = { ids: host.memory().ids, delivered: host.delivered.length };
 			await env.sandbox.control.advanceClock(MINUTE);
 			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
 			pollsToLetGo++;
+			expect({ pollsToLetGo, progressed: host.memory().ids < before.ids || host.delivered.length > before.delivered }).toEqual({ pollsToLetGo, progressed: true });
 		}
-		expect(host.memory().ids).toBeLessThanOrEqual(1);
 
 		const all = await env.sandbox.control.listEvents();
 		expect(all.every((event) => event.committed)).toBe(true);
 		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
 		console.log(`burst of ${burst} without Date: ${deliveredBeforeLater} events within ${perPoll.length} polls (${perPoll.join(', ')}); ${heldAfterBurst} ids remembered until a later event came; the rest and the let-go within ${pollsToLetGo} more polls`);
-	}, 240_000);
+	}, 600_000);
 });
