@@ -15,6 +15,8 @@ const EXPECTED_END_WINDOW = 1.2;
 export const ONE_LENGTH = 1.2;
 /** Taken off each gap: the check and the output read after it take this long too. */
 const ANSWER_MARGIN_MS = 50;
+/** Looks at the event list stand in for a run's own read until it is this many times as old as at its last read. */
+const LOOKS_STAND_IN_UP_TO = 4;
 /** How many runs of a round are probes (all of them when the round is smaller). */
 export const PROBES = 8;
 
@@ -44,6 +46,8 @@ interface Tracked {
 	limitAt?: number;
 	/** Age of the last check that found the run not final. */
 	lastPendingAge?: number;
+	/** Age of the last read of the run itself that found it not final (a look at the event list aside). */
+	readAge?: number;
 	lastCheckedAt?: number;
 	/** The age it is lined up to be checked at (a probe of its round was seen final then); a pending answer clears it. */
 	linedUpAge?: number;
@@ -105,8 +109,13 @@ export class RunScheduler {
 		return earliest;
 	}
 
-	/** A check found the run not final (or the caller will pin its next check). */
-	reportPending(key: number, now: number): void {
+	/**
+	 * A check found the run not final (or the caller will pin its next check). With `looked`, it
+	 * was a look at the event list that showed no end: it stands in for a read, but never puts
+	 * the run's own read off past `LOOKS_STAND_IN_UP_TO` times the age of its last, so an end the
+	 * list shows too late for the hint is still seen.
+	 */
+	reportPending(key: number, now: number, looked = false): void {
 		const run = this.runs.get(key);
 		if (!run) return;
 		run.checking = false;
@@ -114,6 +123,7 @@ export class RunScheduler {
 		run.lastCheckedAt = now;
 		run.lastPendingAge = now - run.submittedAt;
 		run.linedUpAge = undefined;
+		if (!looked) run.readAge = run.lastPendingAge;
 		if (run.role === 'swept') {
 			// Longer than every probe of its round: it joins the next round.
 			run.role = 'waiting';
@@ -121,6 +131,7 @@ export class RunScheduler {
 			run.dueAt = undefined;
 			this.maybeNextRound(now);
 		} else if (run.role === 'probe') this.scheduleProbe(run, now);
+		if (looked && run.readAge !== undefined && run.dueAt !== undefined) run.dueAt = Math.min(run.dueAt, run.submittedAt + LOOKS_STAND_IN_UP_TO * run.readAge);
 	}
 
 	/** The wait for this run is over (final, stopped early, failed, or ended by the caller). */

@@ -98,6 +98,16 @@ class Knowledge {
 		return lengths && lengths.longest <= lengths.shortest * ONE_LENGTH ? this.firstCheckAge(workflowId) : undefined;
 	}
 
+	/**
+	 * Where events name runs, how old a run never read yet gets before its own first read: where
+	 * its workflow's runs end, while they take about as long; twice the longest where lengths
+	 * vary, since a read before then would mostly find it running and the list tells of its end.
+	 */
+	firstReadAge(workflowId: string | undefined): number | undefined {
+		const lengths = this.lengthsOf(workflowId);
+		return lengths && (this.expectedAge(workflowId) ?? 2 * lengths.longest);
+	}
+
 	/** The shortest run of this workflow seen so far: no run of it needs a look before that age. */
 	shortest(workflowId: string | undefined): number | undefined {
 		return this.lengthsOf(workflowId)?.shortest;
@@ -196,7 +206,7 @@ class Wait {
 		if (state.lastRun !== undefined) return false;
 		const age = now - state.submittedAt;
 		if (!this.lengthKnown && age < this.settings.notFoundGraceMs) return true;
-		return this.knowledge.events.namesRuns === true && age < (this.knowledge.firstCheckAge(state.target.workflowId) ?? 0);
+		return this.knowledge.events.namesRuns === true && age < (this.knowledge.firstReadAge(state.target.workflowId) ?? 0);
 	}
 
 	/** A run whose first check waits for the next read of the event list. */
@@ -398,7 +408,7 @@ export class RunWatcher {
 				continue;
 			}
 			const deferrable = wait.states[key].lastRun !== undefined || wait.firstCheckDeferrable(key, now);
-			if (hint?.complete && unexplained === 0 && deferrable) wait.scheduler.reportPending(key, now);
+			if (hint?.complete && unexplained === 0 && deferrable) wait.scheduler.reportPending(key, now, true);
 			else wait.scheduler.release(key);
 			wait.inFlight--;
 		}

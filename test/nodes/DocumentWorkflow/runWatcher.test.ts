@@ -107,6 +107,51 @@ describe('one watcher per API key', () => {
 		expect(Date.parse(readFinal!.time) - Date.parse(String(run.completedOn))).toBeLessThan(0.2 * 3000 + 300);
 	});
 
+	it('an event the list shows too late for the hint does not hold a run up: looks that find nothing never put its own check off past four times the age of its last', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		const defaults = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30, maxWaitMinutes: 0.5 };
+		const execution = () => env.run(waitParams(wf, defaults, {}), { items: pdfItems(1) });
+		// Three at once teach the watcher that events name runs, and that this workflow's runs take 1 s.
+		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 1000 }, { status: 'completed' }], 3);
+		await Promise.all([execution(), execution(), execution()]);
+		// A ends at 3 s, B at 5 s. A's run.completed is listed 8 s after it was created, under a
+		// lower id than B's, which the watcher read long before: the spec allows it, and every
+		// later read starts past it.
+		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 3000 }, { status: 'completed' }]);
+		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 5000 }, { status: 'completed' }]);
+		const a = execution();
+		await pause(300);
+		const b = execution();
+		await pause(1700);
+		await env.sandbox.control.setSettings({ eventCommitDelayMs: 8000 });
+		await pause(2000);
+		await env.sandbox.control.setSettings({ eventCommitDelayMs: 0 });
+		const [itemA, itemB] = (await Promise.all([a, b])).map((result) => result.items[0].json);
+		expect([itemA.waitOutcome, itemB.waitOutcome]).toEqual(['completed', 'completed']);
+		const runA = (await env.sandbox.control.listRuns({ workflowId: wf })).find((run) => run.id === itemA.runId)!;
+		const readFinal = (await requests(env, { method: 'GET', pathPrefix: `/runs/${runA.id}` })).filter((entry) => pathOf(entry) === `/runs/${runA.id}` && entry.status === 200).pop()!;
+		// Its last read found it running at about 1.2 s: it is seen final by its own read at four
+		// times that age at the latest, not at its time limit 30 s after it began.
+		expect(Date.parse(readFinal.time) - Date.parse(String(runA.completedOn))).toBeLessThan(6000);
+	});
+
+	it('where events name their run and run lengths vary, a run is read once, when the list names it, though it runs past the not-found grace period', async () => {
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 500 }, { status: 'completed' }], 3);
+		const options = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 3 };
+		const execution = (workflowId: string) => env.run(waitParams(workflowId, options, {}), { items: pdfItems(1) });
+		// Three at once teach the watcher that this API key's events name their run.
+		await Promise.all([0, 1, 2].map(() => execution(env.sandbox.defaultWorkflowId)));
+		// A workflow it knows nothing of: eleven runs at once, from 1 s to 6 s. Past the grace
+		// period a run has not been read yet, but the runs seen end by then took over half its age.
+		const { id: wf } = await env.sandbox.control.createWorkflow({ name: 'lengths that vary', triggerFormats: ['pdf'] });
+		const lengths = Array.from({ length: 11 }, (_, i) => 1000 + 500 * i);
+		for (const ms of lengths) await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms }, { status: 'completed' }]);
+		const items = (await Promise.all(lengths.map(() => execution(wf)))).map((result) => result.items[0].json);
+		expect(items.map((item) => item.waitOutcome)).toEqual(lengths.map(() => 'completed'));
+		const reads = await Promise.all(items.map((item) => statusReads(env, String(item.runId))));
+		expect(reads).toEqual(lengths.map(() => 1));
+	});
+
 	it('a run.completed event for a run still running does not end its wait: the run is read first', async () => {
 		const [runId] = await submitRuns(env, [[{ status: 'running', ms: 2500 }, { status: 'completed' }]]);
 		const others = await submitRuns(env, Array.from({ length: 4 }, () => [{ status: 'running', ms: 2500 }, { status: 'completed' }]));
