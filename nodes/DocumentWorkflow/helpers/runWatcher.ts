@@ -143,6 +143,8 @@ class Wait {
 	failure?: Error;
 	/** Whether the length of its workflow's runs was known when the wait began. */
 	readonly lengthKnown: boolean;
+	/** Runs an event named as ended. */
+	readonly named = new Set<number>();
 	/** Share of a run's age between two reads of the event list that look at it. */
 	readonly lookShare: number;
 	private settled = false;
@@ -193,10 +195,14 @@ class Wait {
 		return (this.settled = true);
 	}
 
-	/** Whether an event read may stand in for this run's check (not in a batch, while it answers 404, nears its limit, or is pinned). */
+	/**
+	 * Whether an event read may stand in for this run's check: not in a batch, while it answers
+	 * 404, nears its limit or is pinned, nor once an event named it (its end was told once; if
+	 * its read did not show it yet, only its own reads will).
+	 */
 	lookable(key: number, now: number): boolean {
 		const state = this.states[key];
-		if (this.states.length > 1 || this.scheduler.isPinned(key) || state.notFoundSince !== undefined) return false;
+		if (this.states.length > 1 || this.named.has(key) || this.scheduler.isPinned(key) || state.notFoundSince !== undefined) return false;
 		return state.deadline === undefined || state.deadline > now + 1000;
 	}
 
@@ -398,7 +404,9 @@ export class RunWatcher {
 		// A run named as ended that is being checked already, or was not looked at, is checked next.
 		for (const wait of this.waits) {
 			wait.states.forEach((state, key) => {
-				if (hint?.named.has(state.runId.toLowerCase()) && !looked.some((entry) => entry.wait === wait && entry.key === key)) wait.scheduler.checkBy(key, now);
+				if (!hint?.named.has(state.runId.toLowerCase())) return;
+				wait.named.add(key);
+				if (!looked.some((entry) => entry.wait === wait && entry.key === key)) wait.scheduler.checkBy(key, now);
 			});
 		}
 		for (const { wait, key } of looked) {

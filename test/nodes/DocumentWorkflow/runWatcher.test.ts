@@ -164,4 +164,21 @@ describe('one watcher per API key', () => {
 		// Completed by the sandbox's clock no earlier than its script allows.
 		expect(Date.parse(String(item.completedOn)) - Date.parse(String(item.startedOn))).toBeGreaterThanOrEqual(2500);
 	});
+
+	it('a run an event named as ended before its read showed it final is read on its own schedule, not left to reads of the list', async () => {
+		const [runId] = await submitRuns(env, [[{ status: 'running', ms: 2500 }, { status: 'completed' }]]);
+		const others = await submitRuns(env, Array.from({ length: 4 }, () => [{ status: 'running', ms: 6000 }, { status: 'completed' }]));
+		const waits = [runId, ...others].map((id) => waitOnRun(env, id));
+		// The run's own run.completed is listed only after the test: the early event is all the list tells of it.
+		await env.sandbox.control.setSettings({ eventCommitDelayMs: 60_000 });
+		await pause(400);
+		await env.sandbox.control.createEvents([{ type: 'run.completed', data: { runId, status: 'completed' } }]);
+		const item = (await waits[0]).items[0].json;
+		expect(item).toMatchObject({ runId, waitOutcome: 'completed' });
+		const readFinal = (await requests(env, { method: 'GET', pathPrefix: `/runs/${runId}` })).filter((entry) => pathOf(entry) === `/runs/${runId}` && entry.status === 200).pop()!;
+		// Its own schedule sees it within a fifth of its age and a margin for the read; left to
+		// looks, its own read came only at four times the age of the read the event caused.
+		expect(Date.parse(readFinal.time) - Date.parse(String(item.completedOn))).toBeLessThan(0.2 * 2900 + 300);
+		await Promise.all(waits.slice(1));
+	});
 });
