@@ -13,8 +13,9 @@ const EXPECTED_END_PRECISION = 0.05;
 const EXPECTED_END_WINDOW = 1.2;
 /** Runs whose lengths are within this factor of each other (a fifth) count as runs of one length. */
 export const ONE_LENGTH = 1.2;
-/** Taken off each gap: the check and the output read after it take this long too. */
+/** Taken off each gap: the check and the output read after it take this long too, but at most this share of the age (young runs' gaps cannot spare it). */
 const ANSWER_MARGIN_MS = 50;
+const ANSWER_MARGIN_SHARE = 0.01;
 /** Looks at the event list stand in for a run's own read until it is this many times as old as at its last read. */
 const LOOKS_STAND_IN_UP_TO = 4;
 /** How many runs of a round are probes (all of them when the round is smaller). */
@@ -220,7 +221,7 @@ export class RunScheduler {
 		const shortest = Math.max(10, this.settings.firstCheckMs / 4);
 		let precision = this.settings.precision ?? PRECISION;
 		if (expectedAge !== undefined && ageMs < expectedAge * EXPECTED_END_WINDOW) precision = Math.min(precision, EXPECTED_END_PRECISION);
-		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * precision - ANSWER_MARGIN_MS));
+		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * precision - Math.min(ANSWER_MARGIN_MS, ageMs * ANSWER_MARGIN_SHARE)));
 	}
 
 	private dueTimeOf(run: Tracked): number | undefined {

@@ -3,9 +3,10 @@
  * simulated batch on a virtual clock, so what is asserted is which run is
  * checked when, not how fast anything ran.
  */
-import { PRECISION, PROBES, RunScheduler } from '../../../nodes/DocumentWorkflow/helpers/runScheduler';
+import type { SchedulerSettings } from '../../../nodes/DocumentWorkflow/helpers/runScheduler';
+import { PRECISION, PROBES, RunScheduler, SINGLE_RUN_PRECISION } from '../../../nodes/DocumentWorkflow/helpers/runScheduler';
 
-const DEFAULTS = { firstCheckMs: 1000, longestIntervalMs: 20_000 };
+const DEFAULTS: SchedulerSettings = { firstCheckMs: 1000, longestIntervalMs: 20_000 };
 
 interface Simulated {
 	/** Virtual time the last run was seen final. */
@@ -106,6 +107,13 @@ describe('RunScheduler', () => {
 		const sim = simulate([600_000], 0, { firstCheckMs: 1000, longestIntervalMs: 5000 });
 		const ages = sim.checkAges[0];
 		expect(Math.max(...ages.slice(1).map((age, i) => age - ages[i]))).toBeLessThanOrEqual(5010 + 1e-6);
+	});
+
+	it("a wait on one run whose length nothing tells (a workflow's first execution) reaches a run of 130 s in the fewest checks a fifth of its age allows", () => {
+		// Checks a fifth of the age apart from 1 s (at most the longest interval, 20 s): 1.2^27 ≈ 134 s, so the 28th check is the first that can see a run of 130 s.
+		const sim = simulate([130_000], 0, { ...DEFAULTS, precision: SINGLE_RUN_PRECISION });
+		expect(sim.checks[0]).toBeLessThanOrEqual(28);
+		expect(sim.seenAt - sim.floor).toBeLessThanOrEqual(130_000 * SINGLE_RUN_PRECISION);
 	});
 
 	it('a pinned check (a run id still 404) and a time limit come before the sweep', () => {
