@@ -65,7 +65,18 @@ install_n8n() {
   (
     cd "$dir"
     export PATH="$nodepkg/bin:$PATH"
-    npm install --no-audit --no-fund --loglevel=error --ignore-scripts "n8n@$version" >&2
+    # n8n has no lockfile for its dependencies, so each install resolves them at the registry.
+    # Once (09:56 UTC, 2026-11-27) the registry answered a package's metadata without the version
+    # another package had just required (ETARGET); a minute later it had it. So a failed install
+    # is tried again, re-reading the metadata (--prefer-online), before it fails the run.
+    local attempt online=()
+    for attempt in 1 2 3; do
+      npm install --no-audit --no-fund --loglevel=error --ignore-scripts "${online[@]}" "n8n@$version" >&2 && break
+      [[ $attempt -lt 3 ]] || exit 1
+      log "npm install of n8n@$version failed (attempt $attempt of 3); trying again in 30 s"
+      sleep 30
+      online=(--prefer-online)
+    done
     log "rebuilding sqlite3 and isolated-vm against Node $nodev headers"
     npm_config_nodedir="$nodepkg" npm rebuild --ignore-scripts=false --loglevel=error sqlite3 isolated-vm >&2
   )
