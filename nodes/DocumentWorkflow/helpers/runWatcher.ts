@@ -410,8 +410,8 @@ export class RunWatcher {
 			});
 		}
 		for (const { wait, key } of looked) {
-			const named = hint?.named.has(wait.states[key].runId.toLowerCase()) === true;
-			if (!wait.failure && (named || (hint && guesses-- > 0))) {
+			// A looked-at run was named by no earlier read (a named run is never looked at), so `named` holds this read's word.
+			if (!wait.failure && (wait.named.has(key) || (hint && guesses-- > 0))) {
 				void wait.check(key);
 				continue;
 			}
