@@ -1,8 +1,7 @@
 /**
- * One check of one run, and what its answer means for the item the wait returns: final
- * (completed, failed, cancelled), stopped early, at its time limit, a run id still 404 (and
- * then why: the document explains it, or the run turned up under another id), or pending.
- * The watcher (`runWatcher.ts`) decides when to check; this module reads the answer and builds items.
+ * One check of one run, and what its answer means for the item the wait returns: final,
+ * stopped early, at its time limit, a run id still 404 (and then why), or pending. The
+ * watcher (`runWatcher.ts`) decides when to check; this module reads the answer and builds items.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
@@ -28,16 +27,15 @@ export interface RunState {
 	replacedRunIds: string[];
 }
 
-function describeDuration(ms: number): string {
-	if (ms % 60_000 === 0) return `${ms / 60_000} min`;
-	return `${Math.round(ms / 100) / 10} s`;
-}
+/** One check's answer as the scheduler needs it. */
+export type CheckResult = { outcome: WaitOutcome } | { pending: true };
+
+const describeDuration = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 100) / 10} s`);
 
 function runErrorText(run: IDataObject): string {
 	const error = run.error as IDataObject | undefined;
 	if (!error || typeof error !== 'object') return '';
-	const parts = [error.code, error.message].filter((part) => typeof part === 'string' && part !== '');
-	return parts.join(': ');
+	return [error.code, error.message].filter((part) => typeof part === 'string' && part !== '').join(': ');
 }
 
 function errorOutcome(ctx: IExecuteFunctions, state: RunState, message: string, description: string): CheckResult {
@@ -51,62 +49,43 @@ function plainOutcome(state: RunState, json: IDataObject): CheckResult {
 	return { outcome: { itemIndex, item: { json: { ...(state.target.base ?? {}), ...json }, pairedItem: { item: itemIndex } } } };
 }
 
-/** One check's answer as the scheduler needs it. */
-export type CheckResult = { outcome: WaitOutcome } | { pending: true };
+function documentIdOf(state: RunState): string | null {
+	const fromRun = state.lastRun?.documentId;
+	return typeof fromRun === 'string' ? fromRun : (state.target.documentId ?? null);
+}
 
 /** One check of one run: its outcome when the wait for it is over, else pending. */
 export async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, signal: AbortSignal): Promise<CheckResult> {
 	const { itemIndex } = state.target;
 	state.checks++;
-	const response = await apiRequest<IDataObject>(
-		ctx,
-		{ method: 'GET', path: '/runs/{runId}', pathParams: { runId: state.runId }, itemIndex },
-		{
-			acceptStatuses: [404],
-			retry: state.deadline ? { deadline: state.deadline + 60_000 } : undefined,
-			// A check that hangs (a stalled connection) must not hold the wait far past its limit.
-			timeoutMs: state.deadline ? Math.min(300_000, Math.max(5_000, state.deadline - Date.now() + 5_000)) : undefined,
-			signal,
-		},
-	);
+	const response = await apiRequest<IDataObject>(ctx, { method: 'GET', path: '/runs/{runId}', pathParams: { runId: state.runId }, itemIndex }, {
+		acceptStatuses: [404],
+		retry: state.deadline ? { deadline: state.deadline + 60_000 } : undefined,
+		// A check that hangs (a stalled connection) must not hold the wait far past its limit.
+		timeoutMs: state.deadline ? Math.min(300_000, Math.max(5_000, state.deadline - Date.now() + 5_000)) : undefined,
+		signal,
+	});
 	const now = Date.now();
-
 	if (response.statusCode === 404) {
 		state.notFoundSince ??= now;
-		if (now - state.notFoundSince < settings.notFoundGraceMs) {
-			// The run may simply not exist yet: check again soon.
-			return pendingOrTimeLimit(ctx, state, settings, now, Math.min(settings.initialIntervalMs, 2000));
-		}
+		// Within the grace period the run may simply not exist yet: check again soon.
+		if (now - state.notFoundSince < settings.notFoundGraceMs) return pendingOrTimeLimit(ctx, state, settings, now, Math.min(settings.initialIntervalMs, 2000));
 		return await explainMissingRun(ctx, state, settings, response.correlationId, now, signal);
 	}
-
 	state.notFoundSince = undefined;
 	const run = response.body ?? {};
 	state.lastRun = run;
 	const status = typeof run.status === 'string' ? run.status : '';
-
-	if (status === 'completed') return { outcome: { itemIndex, item: await finalItem(ctx, state, run, 'completed', settings, signal) } };
+	const finalOutcome = async (outcome: WaitOutcomeKind, message?: string): Promise<CheckResult> => ({ outcome: { itemIndex, item: await finalItem(ctx, state, run, outcome, settings, signal, message) } });
+	if (status === 'completed') return await finalOutcome('completed');
 	if (status === 'failed' || status === 'cancelled') {
 		const detail = runErrorText(run);
 		if (settings.onFailed === 'error') return failedRunError(ctx, state, status, detail);
-		return {
-			outcome: {
-				itemIndex,
-				item: await finalItem(ctx, state, run, status, settings, signal, `Run ${state.runId} ${status === 'failed' ? 'failed' : 'was cancelled'}${detail ? ` (${detail})` : ''}.`),
-			},
-		};
+		return await finalOutcome(status, `Run ${state.runId} ${status === 'failed' ? 'failed' : 'was cancelled'}${detail ? ` (${detail})` : ''}.`);
 	}
 	if (settings.stopAt.includes(status)) {
-		const why =
-			status === 'review'
-				? 'it waits for a person to finish a review task in the review queue (this can take hours)'
-				: 'it is parked on a Wait node (this can take hours)';
-		return {
-			outcome: {
-				itemIndex,
-				item: await finalItem(ctx, state, run, 'stoppedEarly', settings, signal, `Stopped waiting: run ${state.runId} is "${status}": ${why}. Use Run → Wait for Completion later to wait for the rest.`),
-			},
-		};
+		const why = status === 'review' ? 'it waits for a person to finish a review task in the review queue (this can take hours)' : 'it is parked on a Wait node (this can take hours)';
+		return await finalOutcome('stoppedEarly', `Stopped waiting: run ${state.runId} is "${status}": ${why}. Use Run → Wait for Completion later to wait for the rest.`);
 	}
 	// Not final (known or unknown status): keep waiting; the scheduler says when to look again.
 	return pendingOrTimeLimit(ctx, state, settings, now);
@@ -129,32 +108,14 @@ function timeLimitOutcome(ctx: IExecuteFunctions, state: RunState, settings: Wai
 	return plainOutcome(state, { ...(state.lastRun ?? {}), runId: state.runId, documentId: documentIdOf(state), status: state.lastRun?.status ?? null, waitOutcome, finished: false, message });
 }
 
-function documentIdOf(state: RunState): string | null {
-	const fromRun = state.lastRun?.documentId;
-	if (typeof fromRun === 'string') return fromRun;
-	return state.target.documentId ?? null;
-}
-
 function failedRunError(ctx: IExecuteFunctions, state: RunState, status: string, detail: string): CheckResult {
 	const [what, why] = status === 'failed' ? ['failed', 'The run stopped on an error in the service'] : ['was cancelled', 'The run was cancelled in the service'];
 	const documentId = documentIdOf(state);
-	return errorOutcome(
-		ctx,
-		state,
-		`Run ${state.runId} ${what}${detail ? `: ${detail}` : ''}`,
-		`${why}${documentId ? ` (document ${documentId})` : ''}. Look at the run in the service to see why. To route such runs in the workflow instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`,
-	);
+	const description = `${why}${documentId ? ` (document ${documentId})` : ''}. Look at the run in the service to see why. To route such runs in the workflow instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`;
+	return errorOutcome(ctx, state, `Run ${state.runId} ${what}${detail ? `: ${detail}` : ''}`, description);
 }
 
-async function finalItem(
-	ctx: IExecuteFunctions,
-	state: RunState,
-	run: IDataObject,
-	outcome: WaitOutcomeKind,
-	settings: WaitSettings,
-	signal: AbortSignal,
-	message?: string,
-): Promise<INodeExecutionData> {
+async function finalItem(ctx: IExecuteFunctions, state: RunState, run: IDataObject, outcome: WaitOutcomeKind, settings: WaitSettings, signal: AbortSignal, message?: string): Promise<INodeExecutionData> {
 	const { itemIndex } = state.target;
 	const json: IDataObject = {
 		...(state.target.base ?? {}),
@@ -173,27 +134,14 @@ async function finalItem(
 }
 
 /** The run id stayed 404 past the grace period: the document says why, or its run list shows the run under another id. */
-async function explainMissingRun(
-	ctx: IExecuteFunctions,
-	state: RunState,
-	settings: WaitSettings,
-	correlationId: string | undefined,
-	now: number,
-	signal: AbortSignal,
-): Promise<CheckResult> {
-	const { itemIndex } = state.target;
-	const documentId = state.target.documentId;
+async function explainMissingRun(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, correlationId: string | undefined, now: number, signal: AbortSignal): Promise<CheckResult> {
+	const { itemIndex, documentId } = state.target;
 	const grace = describeDuration(settings.notFoundGraceMs);
 	const correlation = correlationId ? `\nCorrelation ID: ${correlationId}` : '';
 	if (!documentId) {
 		return errorOutcome(ctx, state, `Run ${state.runId} was not found (404) for ${grace}`, `Check the Run ID: it must be a run of the API key's organization (and of the credential's workspace, if one is set). A run that never started also stays 404; look up its document (Document → Get) to see why.${correlation}`);
 	}
-
-	const { body: document } = await apiRequest<IDataObject>(
-		ctx,
-		{ method: 'GET', path: '/documents/{documentId}', pathParams: { documentId }, itemIndex },
-		{ signal },
-	);
+	const { body: document } = await apiRequest<IDataObject>(ctx, { method: 'GET', path: '/documents/{documentId}', pathParams: { documentId }, itemIndex }, { signal });
 	const documentStatus = typeof document?.status === 'string' ? document.status : 'unknown';
 	const explanations: Record<string, string> = {
 		held: "the document is held: the workflow's automatic run is off, so it waits until someone runs it in the service",
@@ -209,13 +157,8 @@ async function explainMissingRun(
 		const waitOutcome: WaitOutcomeKind = documentStatus === 'held' ? 'held' : 'notStarted';
 		return plainOutcome(state, { runId: state.runId, documentId, status: documentStatus, document, waitOutcome, finished: documentStatus !== 'held', message });
 	}
-
 	// The run may exist under another id (the document's top-level runs, newest first).
-	const { body: runs } = await apiRequest<{ data?: IDataObject[] }>(
-		ctx,
-		{ method: 'GET', path: '/documents/{documentId}/runs', pathParams: { documentId }, itemIndex },
-		{ signal },
-	);
+	const { body: runs } = await apiRequest<{ data?: IDataObject[] }>(ctx, { method: 'GET', path: '/documents/{documentId}/runs', pathParams: { documentId }, itemIndex }, { signal });
 	const other = (runs?.data ?? []).find((run) => typeof run.id === 'string' && run.id !== state.runId);
 	if (other) {
 		state.replacedRunIds.push(state.runId);

@@ -1,22 +1,17 @@
 /**
  * The event list as a hint for the watcher: one read tells which runs ended, for every wait
- * of an API key at once. Nothing is returned on its word alone: a run it names is read
- * before its item is given. Events that name no run of ours still count as "some run
- * ended", and a read that shows no ended run at all is a look at every run it covers.
+ * of an API key at once; a run it names is still read before its item is given. How the hint
+ * is used, and what is assumed of the list: README.md, "The event list as a hint".
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { apiRequest } from '../../shared/transport';
 
+/** What each value sets: README.md, "The values, and why". */
 const PAGE_SIZE = 100;
-/** Pages one read follows by key before it skips to the newest page (a hint may miss some). */
 const MAX_PAGES = 3;
-/** Each read starts at an id read this long before, so events committed late under lower ids are still seen. */
 const OVERLAP_MS = 3_000;
-/** A run seen final by its own read that no event named this long after: evidence events name no run. */
 const NAMING_EVIDENCE_MS = 5_000;
-/** That many such runs, and no event ever named one: this API's events name no run. */
 const NAMING_MISSES = 3;
-/** After a read fails (no `events:read` scope, say), the list is not used again for this long. */
 const RETRY_AFTER_FAILURE_MS = 10 * 60_000;
 const SEEN_LIMIT = 5_000;
 
@@ -45,7 +40,7 @@ export class RunEventReader {
 	namesRuns: boolean | undefined;
 	/** Whether the first read found where the list ends (until then a read tells nothing about runs). */
 	anchored = false;
-	/** Ids already read, with when they were read (de-duplication across overlapping reads). */
+	/** Ids already read, with when they were read, in that order. */
 	private readonly seen = new Map<string, number>();
 	private unconfirmed: Array<{ runId: string; at: number }> = [];
 	private misses = 0;
@@ -66,7 +61,6 @@ export class RunEventReader {
 		const now = Date.now();
 		let events: IDataObject[];
 		try {
-			// The first read only finds where the list ends: it tells nothing about the runs due.
 			if (!this.anchored) return await this.anchor(ctx, signal);
 			events = await this.readSince(ctx, signal, hint);
 		} catch {
@@ -86,14 +80,10 @@ export class RunEventReader {
 
 	private learnNaming(hint: EventHint, now: number): void {
 		if (hint.named.size > 0) this.namesRuns = true;
-		if (this.namesRuns !== undefined) {
-			this.unconfirmed = [];
-			return;
-		}
-		const old = this.unconfirmed.filter((entry) => now - entry.at >= NAMING_EVIDENCE_MS);
-		this.misses += old.length;
-		this.unconfirmed = this.unconfirmed.filter((entry) => now - entry.at < NAMING_EVIDENCE_MS);
-		if (this.misses >= NAMING_MISSES) this.namesRuns = false;
+		const unknown = this.namesRuns === undefined;
+		this.misses += unknown ? this.unconfirmed.filter((entry) => now - entry.at >= NAMING_EVIDENCE_MS).length : 0;
+		this.unconfirmed = unknown ? this.unconfirmed.filter((entry) => now - entry.at < NAMING_EVIDENCE_MS) : [];
+		if (this.misses >= NAMING_MISSES) this.namesRuns ??= false;
 	}
 
 	/** The first read: the newest page, whose events are taken as read (at most two requests). */
@@ -139,11 +129,7 @@ export class RunEventReader {
 		const now = Date.now();
 		const fresh = events.filter((event) => typeof event.id === 'string' && !this.seen.has(event.id));
 		for (const event of fresh) this.seen.set(String(event.id), now);
-		// Only the count is bounded: the last id read must stay, or the next read would start from the oldest event.
-		for (const id of this.seen.keys()) {
-			if (this.seen.size <= SEEN_LIMIT) break;
-			this.seen.delete(id);
-		}
+		for (const id of this.seen.keys()) if (this.seen.size > SEEN_LIMIT) this.seen.delete(id);
 		return fresh;
 	}
 

@@ -4,29 +4,22 @@
  * done, and runs longer than every probe form the next round. Why, in README.md.
  */
 
-/** Relative precision of a batch: a probe is checked again after about this share of its age (why 8%, in README.md). */
+/** What each value sets: README.md, "The values, and why". */
 export const PRECISION = 0.08;
-/** Relative precision of a wait on one run: each check is for that run alone, and its item waits on it. */
 export const SINGLE_RUN_PRECISION = 0.2;
-/** Just past the age at which runs of its workflow were seen to end (up to `EXPECTED_END_WINDOW` times it), a run is about to end. */
 const EXPECTED_END_PRECISION = 0.05;
 const EXPECTED_END_WINDOW = 1.2;
-/** Runs whose lengths are within this factor of each other (a fifth) count as runs of one length. */
 export const ONE_LENGTH = 1.2;
-/** Taken off each gap: the check and the output read after it take this long too, but at most this share of the age (young runs' gaps cannot spare it). */
 const ANSWER_MARGIN_MS = 50;
 const ANSWER_MARGIN_SHARE = 0.01;
-/** Looks at the event list stand in for a run's own read until it is this many times as old as at its last read. */
 const LOOKS_STAND_IN_UP_TO = 4;
-/** How many runs of a round are probes (all of them when the round is smaller). */
 export const PROBES = 8;
 
 export interface SchedulerSettings {
 	/** No run is checked before it is this old; a quarter of it is the shortest gap between probe checks. */
 	firstCheckMs: number;
-	/** No probe goes longer than this between checks. */
 	longestIntervalMs: number;
-	/** Share of its age after which a probe is checked again (default `PRECISION`). */
+	/** Default `PRECISION`. */
 	precision?: number;
 }
 
@@ -45,12 +38,11 @@ interface Tracked {
 	pinnedAt?: number;
 	/** Checked no later than this, whatever the rounds say (the run's time limit). */
 	limitAt?: number;
-	/** Age of the last check that found the run not final. */
 	lastPendingAge?: number;
-	/** Age of the last read of the run itself that found it not final (a look at the event list aside). */
+	/** Age of the last read of the run itself that found it not final (looks at the event list aside). */
 	readAge?: number;
 	lastCheckedAt?: number;
-	/** The age it is lined up to be checked at (a probe of its round was seen final then); a pending answer clears it. */
+	/** The age it is lined up to be checked at (a probe of its round was seen final then). */
 	linedUpAge?: number;
 	checking: boolean;
 }
@@ -60,15 +52,11 @@ export class RunScheduler {
 	private round = 0;
 	/** The current round's probes in submission order, with the age at which each was seen done. */
 	private roundProbes: Array<{ key: number; submittedAt: number; doneAge?: number }> = [];
-	/** When the next probe check of the current round's rotation is due. */
 	private rotationAt = 0;
 	/** Probes of the current round are checked in turn (true) or each on its own gap (false). */
 	private rotating = false;
 
-	constructor(
-		runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number; expectedAge?: number }>,
-		private readonly settings: SchedulerSettings,
-	) {
+	constructor(runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number; expectedAge?: number }>, private readonly settings: SchedulerSettings) {
 		for (const run of runs) {
 			const firstCheckAge = Math.max(settings.firstCheckMs, run.firstCheckAge ?? 0);
 			this.runs.set(run.key, { key: run.key, submittedAt: run.submittedAt, firstCheckAge, expectedAge: run.expectedAge, role: 'waiting', round: 0, checking: false });
@@ -82,40 +70,25 @@ export class RunScheduler {
 
 	/** The runs whose check is due at `now`, at most `slots` of them, earliest first; they count as being checked until reported. */
 	takeDue(now: number, slots: number, held: (key: number) => boolean = () => false): number[] {
-		if (slots <= 0) return [];
-		const due: Array<{ key: number; at: number }> = [];
-		for (const run of this.runs.values()) {
-			const at = run.checking || held(run.key) ? undefined : this.dueTimeOf(run);
-			if (at !== undefined && at <= now) due.push({ key: run.key, at });
-		}
-		return this.take(due.sort((a, b) => a.at - b.at).slice(0, slots).map((entry) => entry.key), now);
+		const due = [...this.runs.values()].map((run) => ({ key: run.key, at: this.dueTimeOf(run, held) ?? Infinity })).filter((entry) => entry.at <= now);
+		return this.take(due.sort((a, b) => a.at - b.at).slice(0, Math.max(0, slots)).map((entry) => entry.key), now);
 	}
 
 	/** These runs are being looked at from `now` until reported (pending or done). */
 	take(keys: number[], now: number): number[] {
 		for (const key of keys) this.runs.get(key)!.checking = true;
 		const probe = keys.map((key) => this.runs.get(key)!).find((run) => run.role === 'probe');
-		// One rotation step was used: the next probe waits one gap.
 		if (this.rotating && probe) this.rotationAt = now + this.gap(now - probe.submittedAt);
 		return keys;
 	}
 
 	/** The earliest moment a check becomes due, `held` runs aside (undefined: nothing is scheduled). */
 	nextDueAt(held: (key: number) => boolean = () => false): number | undefined {
-		let earliest: number | undefined;
-		for (const run of this.runs.values()) {
-			const at = run.checking || held(run.key) ? undefined : this.dueTimeOf(run);
-			if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
-		}
-		return earliest;
+		const earliest = [...this.runs.values()].reduce((soonest, run) => Math.min(soonest, this.dueTimeOf(run, held) ?? Infinity), Infinity);
+		return Number.isFinite(earliest) ? earliest : undefined;
 	}
 
-	/**
-	 * A check found the run not final (or the caller will pin its next check). With `looked`, it
-	 * was a look at the event list that showed no end: it stands in for a read, but never puts
-	 * the run's own read off past `LOOKS_STAND_IN_UP_TO` times the age of its last, so an end the
-	 * list shows too late for the hint is still seen.
-	 */
+	/** A check found the run not final (or the caller will pin its next check); `looked`: a look at the event list showed no end. */
 	reportPending(key: number, now: number, looked = false): void {
 		const run = this.runs.get(key);
 		if (!run) return;
@@ -126,7 +99,6 @@ export class RunScheduler {
 		run.linedUpAge = undefined;
 		if (!looked) run.readAge = run.lastPendingAge;
 		if (run.role === 'swept') {
-			// Longer than every probe of its round: it joins the next round.
 			run.role = 'waiting';
 			run.round = this.round + 1;
 			run.dueAt = undefined;
@@ -143,7 +115,6 @@ export class RunScheduler {
 		const age = now - run.submittedAt;
 		const probe = run.role === 'probe' && run.round === this.round ? this.roundProbes.find((p) => p.key === key) : undefined;
 		if (probe) {
-			// Seen final by the check it was lined up for, it was done at that age (the check came later only when that age had passed).
 			probe.doneAge = Math.min(age, run.linedUpAge ?? age);
 			if (seenFinal) this.lineUpNext(probe.doneAge);
 		}
@@ -168,7 +139,7 @@ export class RunScheduler {
 		run.pinnedAt = at;
 	}
 
-	/** The run is checked at `at` at the latest, unless a check of it is under way (an event named it as ended). */
+	/** The run is checked at `at` at the latest, unless a check of it is under way. */
 	checkBy(key: number, at: number): void {
 		const run = this.runs.get(key);
 		if (run && !run.checking) run.pinnedAt = Math.min(run.pinnedAt ?? Infinity, at);
@@ -186,34 +157,14 @@ export class RunScheduler {
 		if (run) run.checking = false;
 	}
 
-	isProbe(key: number): boolean {
-		return this.runs.get(key)?.role === 'probe';
+	/** Where the run stands (undefined once its wait is over): `pinnedAt` is set while the caller decides its next check. */
+	stateOf(key: number): Readonly<Pick<Tracked, 'role' | 'submittedAt' | 'pinnedAt' | 'checking'>> | undefined {
+		return this.runs.get(key);
 	}
 
-	/** Still waited on and not swept yet (its age may still be corrected with `restart`). */
-	isWaiting(key: number): boolean {
-		const role = this.runs.get(key)?.role;
-		return role !== undefined && role !== 'swept';
-	}
-
-	/** Whether the caller decided the run's next check (`pin`, `checkBy`): a look does not replace it. */
-	isPinned(key: number): boolean {
-		return this.runs.get(key)?.pinnedAt !== undefined;
-	}
-
-	/** When the run's check is due (undefined while it is being checked or waits for a sweep). */
 	dueAt(key: number): number | undefined {
 		const run = this.runs.get(key);
-		return run && !run.checking ? this.dueTimeOf(run) : undefined;
-	}
-
-	idleKeys(): number[] {
-		return [...this.runs.values()].filter((run) => !run.checking).map((run) => run.key);
-	}
-
-	/** How old the run is at `now`, as the schedule counts its age. */
-	ageOf(key: number, now: number): number {
-		return now - (this.runs.get(key)?.submittedAt ?? now);
+		return run && this.dueTimeOf(run);
 	}
 
 	/** The gap between probe checks at a given age (closer just past `expectedAge`). */
@@ -224,10 +175,12 @@ export class RunScheduler {
 		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * precision - Math.min(ANSWER_MARGIN_MS, ageMs * ANSWER_MARGIN_SHARE)));
 	}
 
-	private dueTimeOf(run: Tracked): number | undefined {
+	/** When the run's check is due: undefined while it is being checked, `held`, or waits for a sweep. */
+	private dueTimeOf(run: Tracked, held: (key: number) => boolean = () => false): number | undefined {
+		if (run.checking || held(run.key)) return undefined;
 		let due = run.pinnedAt ?? run.dueAt;
 		if (run.pinnedAt === undefined && run.role === 'probe' && this.rotating && run.round === this.round) {
-			// In rotation, the probe checked longest ago (or never) goes next, at the rotation's time, unless lined up earlier.
+			// The probe checked longest ago (or never) goes next, at the rotation's time, unless lined up earlier.
 			const rotationDue = this.nextInRotation() === run ? Math.max(this.rotationAt, run.submittedAt + run.firstCheckAge) : undefined;
 			if (run.dueAt === undefined || (rotationDue !== undefined && rotationDue <= run.dueAt)) due = rotationDue;
 		}
@@ -257,7 +210,6 @@ export class RunScheduler {
 	}
 
 	private scheduleProbe(run: Tracked, now: number): void {
-		// A lined-up check already passed; the rotation (or the run's own gap) takes over.
 		if (run.dueAt !== undefined && run.dueAt <= now) run.dueAt = undefined;
 		if (!this.rotating) run.dueAt = Math.max(now + this.gap(now - run.submittedAt, run.expectedAge), run.submittedAt + run.firstCheckAge);
 	}
@@ -267,7 +219,6 @@ export class RunScheduler {
 		if (pool.length === 0) return;
 		this.rotating = pool.length > PROBES;
 		this.rotationAt = now;
-		// Probes spread evenly over the round (by submission), so they see its run lengths.
 		const count = Math.min(PROBES, pool.length);
 		const probeIndexes = new Set(Array.from({ length: count }, (_, i) => Math.floor(((i + 0.5) * pool.length) / count)));
 		this.roundProbes = [];
@@ -279,12 +230,7 @@ export class RunScheduler {
 		});
 	}
 
-	/**
-	 * Sweeps the round's other runs, oldest first, as far as the probes allow: a run is
-	 * checked once, at the longest age a probe submitted before it was seen done, when all
-	 * those probes (and the first one) are done; every probe, once two ended more than a fifth
-	 * apart (the lengths vary, so a sweep before the longest would find many still pending).
-	 */
+	/** Sweeps the round's other runs, oldest first, as far as its probes allow (README.md, "One sweep"). */
 	private maybeSweep(now: number): void {
 		const waiting = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt);
 		const oldest = this.roundProbes.reduce<(typeof this.roundProbes)[number] | undefined>((a, b) => (a === undefined || b.submittedAt < a.submittedAt ? b : a), undefined);

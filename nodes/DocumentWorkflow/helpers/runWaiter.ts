@@ -1,31 +1,24 @@
 /**
  * The entry to waiting on runs: "Workflow → Submit Document" with "Wait for Completion", and
  * "Run → Wait for Completion", as a node or as an AI agent's tool. Each call hands its runs to
- * the watcher of its API key (`runWatcher.ts`) and gets one outcome per run back; the types
- * the wait shares with its callers live here.
+ * the watcher of its API key (`runWatcher.ts`) and gets one outcome per run back.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { watcherFor } from './runWatcher';
 import { CREDENTIAL_TYPE, limitScope, normalizeBaseUrl } from '../../shared/transport';
 
+/** The wait's options as the node reads them (`../actions/waitOptions.ts`, where each is described), times in ms. */
 export interface WaitSettings {
-	/** Longest time to wait for each run, from when the wait begins; 0 waits without limit. */
 	maxWaitMs: number;
-	/** Non-final statuses at which to stop early and return the run (`review`, `waiting`). */
 	stopAt: string[];
 	includeOutput: boolean;
 	outputNodeId?: string;
-	/** Binary property for a binary output. */
 	binaryPropertyName: string;
-	/** What a failed or cancelled run (or a document that never got a run) gives. */
 	onFailed: 'error' | 'item';
-	/** What a run that is still not final at the time limit gives. */
 	onTimeLimit: 'error' | 'item';
-	/** At most this many checks in flight at once. */
 	concurrency: number;
 	initialIntervalMs: number;
 	maxIntervalMs: number;
-	/** How long a run id may answer 404 before the document is asked why. */
 	notFoundGraceMs: number;
 }
 
@@ -42,19 +35,10 @@ export interface WaitTarget {
 	submittedAt?: number;
 }
 
-export type WaitOutcome =
-	| { itemIndex: number; item: INodeExecutionData; error?: undefined }
-	| { itemIndex: number; error: Error; item?: undefined };
+export type WaitOutcome = { itemIndex: number; item: INodeExecutionData; error?: undefined } | { itemIndex: number; error: Error; item?: undefined };
 
 /** How the wait ended, in every item it returns (`waitOutcome`). */
-export type WaitOutcomeKind =
-	| 'completed'
-	| 'failed'
-	| 'cancelled'
-	| 'stoppedEarly'
-	| 'timeLimit'
-	| 'held'
-	| 'notStarted';
+export type WaitOutcomeKind = 'completed' | 'failed' | 'cancelled' | 'stoppedEarly' | 'timeLimit' | 'held' | 'notStarted';
 
 /**
  * Waits for every target's run to be final (or to stop early, time out, or never start); one

@@ -1,9 +1,8 @@
 /**
  * One watcher per API key in this n8n process, shared by every execution's wait: one loop
- * sends the checks of all of them, what one run taught (how long a workflow's runs take, and
- * whether events name their run) serves every other, and one read of the event list can
- * look at all of them at once. Each check runs with the context of the execution whose run
- * it is; nothing of the watcher is left running once nothing waits (see README.md).
+ * sends the checks of all of them, what one run taught serves every other, and one read of
+ * the event list looks at all of them. Each check runs with its own execution's context;
+ * nothing is left running once nothing waits. Why it is shaped so: README.md.
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
@@ -14,23 +13,18 @@ import { ONE_LENGTH, PRECISION, RunScheduler, SINGLE_RUN_PRECISION } from './run
 import type { WaitOutcome, WaitSettings, WaitTarget } from './runWaiter';
 import { ExecutionCancelledError, cancelSignalOf } from '../../shared/transport';
 
-/** The loop looks again after at most this long while checks are due or in flight. */
+/** What each value sets: README.md, "The values, and why". */
 const BUSY_SLICE_MS = 5;
-/** The longest the loop sleeps at once: a cancelled execution is noticed within it. */
 const IDLE_SLICE_MS = 100;
-/** One read of the event list is worth it when it looks at this many runs (at one, where events name their run). */
 const EVENT_READ_MIN_RUNS = 3;
-/** Reads of the event list are at least this far apart. */
 const EVENT_READ_GAP_MS = 250;
-/** The share of a run's age between two reads of the event list that look at it (closer while its run length is unknown). */
 const LOOK_SHARE_UNKNOWN = 0.07;
 const LOOK_SHARE_KNOWN = 0.18;
-/** Workflows per API key whose run lengths are remembered. */
 const WORKFLOWS_KEPT = 200;
-/** How long a run event that named no run counts as an ended run to find. */
-const UNEXPLAINED_MS = 10_000;
-/** API keys whose knowledge is kept in this process. */
 const KEYS_KEPT = 100;
+const UNEXPLAINED_MS = 10_000;
+const RECENTLY_FINAL_MS = 120_000;
+const RECENTLY_FINAL_KEPT = 5_000;
 
 /** The key of an API workflow's run lengths: ids compared as the API compares them. */
 function workflowKey(workflowId: string | undefined): string {
@@ -40,16 +34,15 @@ function workflowKey(workflowId: string | undefined): string {
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
 	readonly events = new RunEventReader();
-	/** The shortest and longest run seen per API workflow, kept with the API's clock lead added (see `learn`). */
+	/** The shortest and longest run seen per API workflow, kept on the API's clock (README.md). */
 	private readonly lengths = new Map<string, { shortest: number; longest: number }>();
-	/** Runs seen final in the last minutes: an event naming one shows that events name runs. */
+	/** Runs seen final lately: an event naming one shows that events name runs. */
 	private readonly recentlyFinal = new Map<string, number>();
 	/** When run events that named no run were read, not yet matched by a run seen final. */
 	private unexplainedAt: number[] = [];
 	/** The most the API's clock was seen ahead of ours: no timestamp it gives is later than its own now. */
 	private apiAhead = -Infinity;
 
-	/** Compares the run's timestamps with our clock when its answer came (`now`). */
 	observe(run: IDataObject | undefined, now: number): void {
 		for (const at of [run?.startedOn, run?.completedOn]) {
 			const api = Date.parse(String(at));
@@ -61,16 +54,11 @@ class Knowledge {
 		return Number.isFinite(this.apiAhead) ? this.apiAhead : 0;
 	}
 
-	/**
-	 * A run's length from when we submitted it (its queue time too: the age a wait counts) to
-	 * its end by our clock; for a run waited on by id, from its `startedOn`. Kept with the API's
-	 * clock lead added, taken off when read: the lead seen grows to the true one, so the
-	 * lengths shrink to the true ones and are never counted short.
-	 */
+	/** A run's length from its submission (its `startedOn`, waited on by id) to its end (README.md, "What one run taught"). */
 	learn(state: RunState, now: number): void {
 		const run = state.lastRun ?? {};
 		const [started, completed] = [Date.parse(String(run.startedOn)), Date.parse(String(run.completedOn))];
-		// Kept with the API's clock lead added: `completedOn − submittedAt` carries it already.
+		// Kept on the API's clock: `completedOn − submittedAt` carries its lead already.
 		const kept = state.target.submittedAt === undefined ? completed - started + this.ahead : completed - state.submittedAt;
 		const workflowId = workflowKey(String(run.workflowId ?? state.target.workflowId ?? ''));
 		const seen = Number.isFinite(kept) && kept >= this.ahead ? kept : now - state.submittedAt + this.ahead;
@@ -82,40 +70,21 @@ class Knowledge {
 		this.unexplainedAt.shift();
 		this.events.seenFinal(runId, now);
 		this.recentlyFinal.set(runId, now);
-		for (const [id, at] of this.recentlyFinal) if (at < now - 120_000 || this.recentlyFinal.size > 5_000) this.recentlyFinal.delete(id);
-	}
-
-	/** No run of this workflow is checked sooner: a little past its shortest run (its longest, where events name runs). */
-	firstCheckAge(workflowId: string | undefined): number | undefined {
-		const lengths = this.lengthsOf(workflowId);
-		if (!lengths) return undefined;
-		return (this.events.namesRuns === true ? lengths.longest : lengths.shortest) * 1.04 + 150;
-	}
-
-	/** When runs of this workflow all take about as long (within a fifth): the age at which they end. */
-	expectedAge(workflowId: string | undefined): number | undefined {
-		const lengths = this.lengthsOf(workflowId);
-		return lengths && lengths.longest <= lengths.shortest * ONE_LENGTH ? this.firstCheckAge(workflowId) : undefined;
+		for (const [id, at] of this.recentlyFinal) if (at < now - RECENTLY_FINAL_MS || this.recentlyFinal.size > RECENTLY_FINAL_KEPT) this.recentlyFinal.delete(id);
 	}
 
 	/**
-	 * Where events name runs, how old a run never read yet gets before its own first read: where
-	 * its workflow's runs end, while they take about as long; twice the longest where lengths
-	 * vary, since a read before then would mostly find it running and the list tells of its end.
+	 * What the runs of this workflow seen so far tell; undefined before one was seen final. No
+	 * run of it is checked before `firstCheckAge`; where its runs take about as long, they end at
+	 * `expectedAge`; where events name runs, one never read yet is first read at `firstReadAge`.
 	 */
-	firstReadAge(workflowId: string | undefined): number | undefined {
-		const lengths = this.lengthsOf(workflowId);
-		return lengths && (this.expectedAge(workflowId) ?? 2 * lengths.longest);
-	}
-
-	/** The shortest run of this workflow seen so far: no run of it needs a look before that age. */
-	shortest(workflowId: string | undefined): number | undefined {
-		return this.lengthsOf(workflowId)?.shortest;
-	}
-
-	private lengthsOf(workflowId: string | undefined): { shortest: number; longest: number } | undefined {
+	lengthsOf(workflowId: string | undefined): { shortest: number; firstCheckAge: number; expectedAge?: number; firstReadAge: number } | undefined {
 		const kept = this.lengths.get(workflowKey(workflowId));
-		return kept && { shortest: Math.max(0, kept.shortest - this.ahead), longest: Math.max(0, kept.longest - this.ahead) };
+		if (!kept) return undefined;
+		const [shortest, longest] = [Math.max(0, kept.shortest - this.ahead), Math.max(0, kept.longest - this.ahead)];
+		const firstCheckAge = (this.events.namesRuns === true ? longest : shortest) * 1.04 + 150;
+		const expectedAge = longest <= shortest * ONE_LENGTH ? firstCheckAge : undefined;
+		return { shortest, firstCheckAge, expectedAge, firstReadAge: expectedAge ?? 2 * longest };
 	}
 
 	/** Ended runs to find: each run event that named no run counts until a run is seen final, or for `UNEXPLAINED_MS`. */
@@ -138,51 +107,31 @@ class Wait {
 	readonly executionSignal: AbortSignal | undefined;
 	readonly over = new AbortController();
 	readonly signal: AbortSignal;
-	readonly done: Promise<void>;
 	inFlight = 0;
 	failure?: Error;
 	/** Whether the length of its workflow's runs was known when the wait began. */
 	readonly lengthKnown: boolean;
 	/** Runs an event named as ended. */
 	readonly named = new Set<number>();
-	/** Share of a run's age between two reads of the event list that look at it. */
 	readonly lookShare: number;
-	private settled = false;
 	private settle!: () => void;
+	readonly done = new Promise<void>((resolve) => (this.settle = resolve));
 	/** Runs waited on by id: when each started, by the API's clock (see `learnStart`). */
 	private readonly startedOn = new Map<number, number>();
 	private latestStart = -Infinity;
 
-	constructor(
-		readonly ctx: IExecuteFunctions,
-		readonly states: RunState[],
-		readonly settings: WaitSettings,
-		readonly failFast: boolean,
-		private readonly knowledge: Knowledge,
-		private readonly begin: number,
-	) {
+	constructor(readonly ctx: IExecuteFunctions, readonly states: RunState[], readonly settings: WaitSettings, readonly failFast: boolean, private readonly knowledge: Knowledge, private readonly begin: number) {
 		this.executionSignal = cancelSignalOf(ctx);
 		this.signal = this.executionSignal ? AbortSignal.any([this.over.signal, this.executionSignal]) : this.over.signal;
-		this.done = new Promise((resolve) => (this.settle = resolve));
-		this.lengthKnown = states.every((state) => knowledge.shortest(state.target.workflowId) !== undefined);
+		const lengths = states.map((state) => knowledge.lengthsOf(state.target.workflowId));
+		this.lengthKnown = lengths.every((known) => known !== undefined);
 		this.lookShare = this.lengthKnown ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
-		this.scheduler = new RunScheduler(
-			states.map((state, key) => ({
-				key,
-				submittedAt: state.submittedAt,
-				firstCheckAge: knowledge.firstCheckAge(state.target.workflowId),
-				expectedAge: knowledge.expectedAge(state.target.workflowId),
-			})),
-			{
-				firstCheckMs: settings.initialIntervalMs,
-				longestIntervalMs: settings.maxIntervalMs,
-				precision: states.length === 1 ? SINGLE_RUN_PRECISION : PRECISION,
-			},
-		);
+		const runs = states.map(({ submittedAt }, key) => ({ key, submittedAt, firstCheckAge: lengths[key]?.firstCheckAge, expectedAge: lengths[key]?.expectedAge }));
+		this.scheduler = new RunScheduler(runs, { firstCheckMs: settings.initialIntervalMs, longestIntervalMs: settings.maxIntervalMs, precision: states.length === 1 ? SINGLE_RUN_PRECISION : PRECISION });
 		states.forEach((state, key) => {
 			if (state.deadline !== undefined) this.scheduler.notLaterThan(key, state.deadline);
 			// Runs waited on by id: when they started is not known. The probes are read at once; their starts place the others.
-			if (state.target.submittedAt === undefined && this.scheduler.isProbe(key)) this.scheduler.pin(key, begin);
+			if (state.target.submittedAt === undefined && this.scheduler.stateOf(key)?.role === 'probe') this.scheduler.pin(key, begin);
 		});
 	}
 
@@ -190,19 +139,15 @@ class Wait {
 	endIfOver(): boolean {
 		if (!this.failure && this.executionSignal?.aborted) this.failure = cancelledError(this.ctx);
 		if (this.failure) this.over.abort();
-		if (this.inFlight > 0 || (!this.failure && this.scheduler.pendingCount > 0)) return this.settled;
-		if (!this.settled) this.settle();
-		return (this.settled = true);
+		if (this.inFlight > 0 || (!this.failure && this.scheduler.pendingCount > 0)) return false;
+		this.settle();
+		return true;
 	}
 
-	/**
-	 * Whether an event read may stand in for this run's check: not in a batch, while it answers
-	 * 404, nears its limit or is pinned, nor once an event named it (its end was told once; if
-	 * its read did not show it yet, only its own reads will).
-	 */
+	/** Whether an event read may stand in for this run's check: not in a batch, while 404, near its limit, pinned, or once named. */
 	lookable(key: number, now: number): boolean {
 		const state = this.states[key];
-		if (this.states.length > 1 || this.named.has(key) || this.scheduler.isPinned(key) || state.notFoundSince !== undefined) return false;
+		if (this.states.length > 1 || this.named.has(key) || this.scheduler.stateOf(key)?.pinnedAt !== undefined || state.notFoundSince !== undefined) return false;
 		return state.deadline === undefined || state.deadline > now + 1000;
 	}
 
@@ -212,10 +157,9 @@ class Wait {
 		if (state.lastRun !== undefined) return false;
 		const age = now - state.submittedAt;
 		if (!this.lengthKnown && age < this.settings.notFoundGraceMs) return true;
-		return this.knowledge.events.namesRuns === true && age < (this.knowledge.firstReadAge(state.target.workflowId) ?? 0);
+		return this.knowledge.events.namesRuns === true && age < (this.knowledge.lengthsOf(state.target.workflowId)?.firstReadAge ?? 0);
 	}
 
-	/** A run whose first check waits for the next read of the event list. */
 	awaitsFirstLook(key: number, now: number): boolean {
 		return this.firstCheckDeferrable(key, now) && this.lookable(key, now);
 	}
@@ -260,11 +204,12 @@ class Wait {
 		if (!Number.isFinite(started)) return;
 		this.startedOn.set(key, started);
 		this.latestStart = Math.max(this.latestStart, started);
-		// From the last item back, so each run not read yet meets the next known start on the way.
+		// From the last item back: each run not read yet counts as started with the next known start.
 		let nextKnown = this.latestStart;
 		for (let other = this.states.length - 1; other >= 0; other--) {
 			nextKnown = this.startedOn.get(other) ?? nextKnown;
-			if (this.states[other].target.submittedAt === undefined && this.scheduler.isWaiting(other)) this.scheduler.restart(other, this.begin - (this.latestStart - nextKnown));
+			const role = this.scheduler.stateOf(other)?.role;
+			if (this.states[other].target.submittedAt === undefined && role !== undefined && role !== 'swept') this.scheduler.restart(other, this.begin - (this.latestStart - nextKnown));
 		}
 	}
 }
@@ -281,22 +226,13 @@ export class RunWatcher {
 	/** Whether event reads look at the runs now: a run awaiting its first look is then held for the next read. */
 	private eventsCover = false;
 
-	constructor(
-		private readonly scope: string,
-		private readonly knowledge: Knowledge,
-	) {}
+	constructor(private readonly scope: string, private readonly knowledge: Knowledge) {}
 
 	/** Waits for one execution's runs; one outcome per target, in the order given. */
 	async wait(ctx: IExecuteFunctions, targets: WaitTarget[], settings: WaitSettings, failFast: boolean): Promise<WaitOutcome[]> {
 		const begin = Date.now();
-		const states: RunState[] = targets.map((target) => ({
-			target,
-			runId: target.runId,
-			submittedAt: target.submittedAt ?? begin,
-			deadline: settings.maxWaitMs > 0 ? begin + settings.maxWaitMs : undefined,
-			checks: 0,
-			replacedRunIds: [],
-		}));
+		const deadline = settings.maxWaitMs > 0 ? begin + settings.maxWaitMs : undefined;
+		const states: RunState[] = targets.map((target) => ({ target, runId: target.runId, submittedAt: target.submittedAt ?? begin, deadline, checks: 0, replacedRunIds: [] }));
 		const wait = new Wait(ctx, states, settings, failFast, this.knowledge, begin);
 		this.waits.add(wait);
 		if (!this.running) void this.loop();
@@ -321,18 +257,14 @@ export class RunWatcher {
 	}
 
 	private get concurrency(): number {
-		let most = 1;
-		for (const wait of this.waits) most = Math.max(most, Math.floor(wait.settings.concurrency));
-		return most;
+		return Math.max(1, ...[...this.waits].map((wait) => Math.floor(wait.settings.concurrency)));
 	}
 
 	private get inFlight(): number {
-		let count = this.eventReadInFlight ? 1 : 0;
-		for (const wait of this.waits) count += wait.inFlight;
-		return count;
+		return [...this.waits].reduce((count, wait) => count + wait.inFlight, this.eventReadInFlight ? 1 : 0);
 	}
 
-	/** Sends the due checks, earliest first across every wait, within each wait's and the watcher's concurrency. */
+	/** Sends the due checks, earliest first across every wait, within each wait's concurrency and the watcher's. */
 	private sendChecks(now: number): void {
 		for (let free = this.concurrency - this.inFlight; free > 0; free--) {
 			let earliest: { wait: Wait; at: number } | undefined;
@@ -348,7 +280,7 @@ export class RunWatcher {
 		}
 	}
 
-	/** The runs of a wait whose check waits for the next read of the event list (within `EVENT_READ_GAP_MS`). */
+	/** The runs of a wait whose check waits for the next read of the event list. */
 	private heldBy(wait: Wait, now: number): (key: number) => boolean {
 		return (key) => this.eventsCover && wait.awaitsFirstLook(key, now);
 	}
@@ -362,13 +294,13 @@ export class RunWatcher {
 		let nextReadAt = Infinity;
 		for (const wait of this.waits) {
 			if (wait.failure) continue;
-			for (const key of wait.scheduler.idleKeys()) {
-				if (!wait.lookable(key, now)) continue;
-				const age = wait.scheduler.ageOf(key, now);
+			for (let key = 0; key < wait.states.length; key++) {
+				const run = wait.scheduler.stateOf(key);
+				if (!run || run.checking || !wait.lookable(key, now)) continue;
+				const age = now - run.submittedAt;
 				looked.push({ wait, key, age });
-				// Runs younger than the shortest of their workflow (or the first check interval) need no look yet.
-				const earliestEnd = this.knowledge.shortest(wait.states[key].target.workflowId) ?? wait.settings.initialIntervalMs;
-				// The gap is a share of the age the run had at the last read: a run that ended just after it is read that share late at most.
+				// Runs younger than the shortest of their workflow need no look yet; the gap is a share of the age at the last read.
+				const earliestEnd = this.knowledge.lengthsOf(wait.states[key].target.workflowId)?.shortest ?? wait.settings.initialIntervalMs;
 				const ageAtLastRead = Math.max(earliestEnd, age - (now - this.lastEventReadAt));
 				const gap = Math.min(wait.settings.maxIntervalMs, Math.max(EVENT_READ_GAP_MS, wait.lookShare * ageAtLastRead));
 				if (age >= earliestEnd) nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + gap);
@@ -378,7 +310,7 @@ export class RunWatcher {
 		}
 		const enough = looked.length >= (reader.namesRuns === true ? 1 : EVENT_READ_MIN_RUNS);
 		this.eventsCover = reader.anchored && enough;
-		// The first read only finds where the list ends: made at once, so that by the first checks the list tells of the runs.
+		// The first read only finds where the list ends: made at once, so the list tells of the runs by their first checks.
 		if (!enough || (reader.anchored && now < nextReadAt)) return;
 		looked.sort((a, b) => b.age - a.age);
 		for (const { wait, key } of looked) {
@@ -423,7 +355,6 @@ export class RunWatcher {
 	}
 
 	private sliceMs(now: number): number {
-		// While anything is in flight, look again soon: a freed slot is filled, an ended wait returns.
 		if (this.inFlight > 0) return BUSY_SLICE_MS;
 		let next = Infinity;
 		for (const wait of this.waits) next = Math.min(next, wait.scheduler.nextDueAt(this.heldBy(wait, now)) ?? Infinity);
@@ -431,24 +362,18 @@ export class RunWatcher {
 	}
 }
 
-/** The watcher of each API key waited on now; one leaves when nothing waits. */
+/** The watcher of each API key waited on now (one leaves when nothing waits), and what was learned per key (bounded). */
 const watchers = new Map<string, RunWatcher>();
-/** What was learned per API key, kept for the next waits (bounded). */
 const knowledgeByScope = new Map<string, Knowledge>();
 
 /** The watcher for an API key (`limitScope`: base URL and a hash of key and workspace, never the key itself). */
 export function watcherFor(scope: string): RunWatcher {
 	let watcher = watchers.get(scope);
-	if (!watcher) {
-		let knowledge = knowledgeByScope.get(scope);
-		if (!knowledge) {
-			if (knowledgeByScope.size >= KEYS_KEPT) knowledgeByScope.delete(knowledgeByScope.keys().next().value!);
-			knowledge = new Knowledge();
-			knowledgeByScope.set(scope, knowledge);
-		}
-		watcher = new RunWatcher(scope, knowledge);
-		watchers.set(scope, watcher);
-	}
+	if (watcher) return watcher;
+	if (!knowledgeByScope.has(scope) && knowledgeByScope.size >= KEYS_KEPT) knowledgeByScope.delete(knowledgeByScope.keys().next().value!);
+	const knowledge = knowledgeByScope.get(scope) ?? new Knowledge();
+	knowledgeByScope.set(scope, knowledge);
+	watchers.set(scope, (watcher = new RunWatcher(scope, knowledge)));
 	return watcher;
 }
 
