@@ -27,7 +27,6 @@ export interface RunState {
 	replacedRunIds: string[];
 }
 
-/** One check's answer as the scheduler needs it. */
 export type CheckResult = { outcome: WaitOutcome } | { pending: true };
 
 const describeDuration = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 100) / 10} s`);

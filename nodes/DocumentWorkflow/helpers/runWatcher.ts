@@ -27,9 +27,7 @@ const RECENTLY_FINAL_MS = 120_000;
 const RECENTLY_FINAL_KEPT = 5_000;
 
 /** The key of an API workflow's run lengths: ids compared as the API compares them. */
-function workflowKey(workflowId: string | undefined): string {
-	return (workflowId ?? '').trim().toLowerCase();
-}
+const workflowKey = (workflowId: string | undefined): string => (workflowId ?? '').trim().toLowerCase();
 
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
@@ -37,7 +35,7 @@ class Knowledge {
 	/** The shortest and longest run seen per API workflow, kept on the API's clock (README.md). */
 	private readonly lengths = new Map<string, { shortest: number; longest: number }>();
 	/** Runs seen final lately: an event naming one shows that events name runs. */
-	private readonly recentlyFinal = new Map<string, number>();
+	readonly recentlyFinal = new Map<string, number>();
 	/** When run events that named no run were read, not yet matched by a run seen final. */
 	private unexplainedAt: number[] = [];
 	/** The most the API's clock was seen ahead of ours: no timestamp it gives is later than its own now. */
@@ -93,10 +91,6 @@ class Knowledge {
 		for (let i = 0; i < unnamed; i++) this.unexplainedAt.push(now);
 		this.unexplainedAt.splice(0, Math.max(0, this.unexplainedAt.length - cap));
 		return this.unexplainedAt.length;
-	}
-
-	endedRecently(runId: string): boolean {
-		return this.recentlyFinal.has(runId);
 	}
 }
 
@@ -214,9 +208,8 @@ class Wait {
 	}
 }
 
-function cancelledError(ctx: IExecuteFunctions, itemIndex?: number): NodeOperationError {
-	return new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', itemIndex === undefined ? {} : { itemIndex });
-}
+const cancelledError = (ctx: IExecuteFunctions, itemIndex?: number): NodeOperationError =>
+	new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', itemIndex === undefined ? {} : { itemIndex });
 
 export class RunWatcher {
 	private readonly waits = new Set<Wait>();
@@ -228,7 +221,6 @@ export class RunWatcher {
 
 	constructor(private readonly scope: string, private readonly knowledge: Knowledge) {}
 
-	/** Waits for one execution's runs; one outcome per target, in the order given. */
 	async wait(ctx: IExecuteFunctions, targets: WaitTarget[], settings: WaitSettings, failFast: boolean): Promise<WaitOutcome[]> {
 		const begin = Date.now();
 		const deadline = settings.maxWaitMs > 0 ? begin + settings.maxWaitMs : undefined;
@@ -328,7 +320,7 @@ export class RunWatcher {
 		const pending = new Set<string>();
 		for (const wait of this.waits) wait.states.forEach((state, key) => !wait.outcomes.has(key) && pending.add(state.runId.toLowerCase()));
 		// Unread (undefined), the list tells nothing: every run keeps its own schedule.
-		const hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.endedRecently(runId));
+		const hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.recentlyFinal.has(runId));
 		this.eventReadInFlight = false;
 		const now = Date.now();
 		const unexplained = hint && reader.namesRuns !== true ? this.knowledge.unexplained(now, hint.unnamed, pending.size) : 0;
