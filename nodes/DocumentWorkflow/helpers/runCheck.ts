@@ -23,8 +23,8 @@ export interface RunState {
 	deadline?: number;
 	notFoundSince?: number;
 	lastRun?: IDataObject;
-	checks: number;
-	replacedRunIds: string[];
+	/** The run id the trigger gave, where the run turned up under another id. */
+	triggerRunId?: string;
 }
 
 export type CheckResult = { outcome: WaitOutcome } | { pending: true };
@@ -56,7 +56,6 @@ function documentIdOf(state: RunState): string | null {
 /** One check of one run: its outcome when the wait for it is over, else pending. */
 export async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, signal: AbortSignal): Promise<CheckResult> {
 	const { itemIndex } = state.target;
-	state.checks++;
 	const response = await apiRequest<IDataObject>(ctx, { method: 'GET', path: '/runs/{runId}', pathParams: { runId: state.runId }, itemIndex }, {
 		acceptStatuses: [404],
 		retry: state.deadline ? { deadline: state.deadline + 60_000 } : undefined,
@@ -125,7 +124,7 @@ async function finalItem(ctx: IExecuteFunctions, state: RunState, run: IDataObje
 		finished: FINAL_STATUSES.includes(String(run.status)),
 	};
 	if (message) json.message = message;
-	if (state.replacedRunIds.length > 0) json.triggerRunId = state.replacedRunIds[0];
+	if (state.triggerRunId !== undefined) json.triggerRunId = state.triggerRunId;
 	if (!settings.includeOutput || run.status !== 'completed') return { json, pairedItem: { item: itemIndex } };
 	const output = await waitOutputFields(ctx, state.runId, { nodeId: settings.outputNodeId, binaryPropertyName: settings.binaryPropertyName, itemIndex, signal });
 	Object.assign(json, output.json);
@@ -160,7 +159,7 @@ async function explainMissingRun(ctx: IExecuteFunctions, state: RunState, settin
 	const { body: runs } = await apiRequest<{ data?: IDataObject[] }>(ctx, { method: 'GET', path: '/documents/{documentId}/runs', pathParams: { documentId }, itemIndex }, { signal });
 	const other = (runs?.data ?? []).find((run) => typeof run.id === 'string' && run.id !== state.runId);
 	if (other) {
-		state.replacedRunIds.push(state.runId);
+		state.triggerRunId ??= state.runId;
 		state.runId = other.id as string;
 		state.notFoundSince = undefined;
 		return pendingOrTimeLimit(ctx, state, settings, now, 0);

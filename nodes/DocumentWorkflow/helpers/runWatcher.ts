@@ -224,7 +224,7 @@ export class RunWatcher {
 	async wait(ctx: IExecuteFunctions, targets: WaitTarget[], settings: WaitSettings, failFast: boolean): Promise<WaitOutcome[]> {
 		const begin = Date.now();
 		const deadline = settings.maxWaitMs > 0 ? begin + settings.maxWaitMs : undefined;
-		const states: RunState[] = targets.map((target) => ({ target, runId: target.runId, submittedAt: target.submittedAt ?? begin, deadline, checks: 0, replacedRunIds: [] }));
+		const states: RunState[] = targets.map((target) => ({ target, runId: target.runId, submittedAt: target.submittedAt ?? begin, deadline }));
 		const wait = new Wait(ctx, states, settings, failFast, this.knowledge, begin);
 		this.waits.add(wait);
 		if (!this.running) void this.loop();

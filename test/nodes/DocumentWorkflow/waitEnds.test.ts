@@ -93,6 +93,19 @@ describe('a wait that ends early leaves nothing behind', () => {
 		expect(item).toMatchObject({ waitOutcome: 'notStarted', finished: false });
 		expect(item.message).toMatch(new RegExp(`^Run ${String(item.runId)} was not found \\(404\\) for 1 s, and document ${String(item.documentId)} \\(status "\\w+"\\) lists no run\\.$`));
 	}, 30_000);
+
+	it('a run id that turns 404 while its document lists another run: the wait follows that run, and its item names the trigger\'s run id', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 60_000 }]);
+		const waiting = env.run(waitParams(wf, { maxWaitMinutes: 1 }), { items: pdfItems(1) });
+		let triggered: Awaited<ReturnType<typeof env.sandbox.control.listRuns>>[number] | undefined;
+		while (!triggered) [triggered] = await env.sandbox.control.listRuns({ workflowId: wf });
+		// From now on the trigger's run id answers 404; the document gets a new top-level run, which completes.
+		await env.sandbox.control.addFault({ kind: 'badBody', status: 404, contentType: 'application/problem+json', body: '{"status":404,"title":"Not Found"}', method: 'GET', pathPrefix: `/runs/${triggered.id}` });
+		const replacement = await env.sandbox.control.createRun(triggered.documentId, { script: [{ status: 'completed' }] });
+		const item = (await waiting).items[0].json;
+		expect(item).toMatchObject({ runId: replacement.id, triggerRunId: triggered.id, documentId: triggered.documentId, status: 'completed', waitOutcome: 'completed', finished: true });
+	}, 30_000);
 });
 
 describe('saved workflows', () => {
