@@ -129,7 +129,10 @@ export class RunEventReader {
 		const now = Date.now();
 		const fresh = events.filter((event) => typeof event.id === 'string' && !this.seen.has(event.id));
 		for (const event of fresh) this.seen.set(String(event.id), now);
-		for (const id of this.seen.keys()) if (this.seen.size > SEEN_LIMIT) this.seen.delete(id);
+		for (const id of this.seen.keys()) {
+			if (this.seen.size <= SEEN_LIMIT) break;
+			this.seen.delete(id);
+		}
 		return fresh;
 	}
 

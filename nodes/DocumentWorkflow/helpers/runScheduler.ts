@@ -70,7 +70,11 @@ export class RunScheduler {
 
 	/** The runs whose check is due at `now`, at most `slots` of them, earliest first; they count as being checked until reported. */
 	takeDue(now: number, slots: number, held: (key: number) => boolean = () => false): number[] {
-		const due = [...this.runs.values()].map((run) => ({ key: run.key, at: this.dueTimeOf(run, held) ?? Infinity })).filter((entry) => entry.at <= now);
+		const due: Array<{ key: number; at: number }> = [];
+		for (const run of this.runs.values()) {
+			const at = this.dueTimeOf(run, held);
+			if (at !== undefined && at <= now) due.push({ key: run.key, at });
+		}
 		return this.take(due.sort((a, b) => a.at - b.at).slice(0, Math.max(0, slots)).map((entry) => entry.key), now);
 	}
 
@@ -84,7 +88,8 @@ export class RunScheduler {
 
 	/** The earliest moment a check becomes due, `held` runs aside (undefined: nothing is scheduled). */
 	nextDueAt(held: (key: number) => boolean = () => false): number | undefined {
-		const earliest = [...this.runs.values()].reduce((soonest, run) => Math.min(soonest, this.dueTimeOf(run, held) ?? Infinity), Infinity);
+		let earliest = Infinity;
+		for (const run of this.runs.values()) earliest = Math.min(earliest, this.dueTimeOf(run, held) ?? Infinity);
 		return Number.isFinite(earliest) ? earliest : undefined;
 	}
 

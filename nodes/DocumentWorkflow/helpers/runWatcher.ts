@@ -35,7 +35,7 @@ class Knowledge {
 	/** The shortest and longest run seen per API workflow, kept on the API's clock (README.md). */
 	private readonly lengths = new Map<string, { shortest: number; longest: number }>();
 	/** Runs seen final lately: an event naming one shows that events name runs. */
-	readonly recentlyFinal = new Map<string, number>();
+	private readonly recentlyFinal = new Map<string, number>();
 	/** When run events that named no run were read, not yet matched by a run seen final. */
 	private unexplainedAt: number[] = [];
 	/** The most the API's clock was seen ahead of ours: no timestamp it gives is later than its own now. */
@@ -91,6 +91,10 @@ class Knowledge {
 		for (let i = 0; i < unnamed; i++) this.unexplainedAt.push(now);
 		this.unexplainedAt.splice(0, Math.max(0, this.unexplainedAt.length - cap));
 		return this.unexplainedAt.length;
+	}
+
+	endedRecently(runId: string): boolean {
+		return this.recentlyFinal.has(runId);
 	}
 }
 
@@ -249,11 +253,15 @@ export class RunWatcher {
 	}
 
 	private get concurrency(): number {
-		return Math.max(1, ...[...this.waits].map((wait) => Math.floor(wait.settings.concurrency)));
+		let most = 1;
+		for (const wait of this.waits) most = Math.max(most, Math.floor(wait.settings.concurrency));
+		return most;
 	}
 
 	private get inFlight(): number {
-		return [...this.waits].reduce((count, wait) => count + wait.inFlight, this.eventReadInFlight ? 1 : 0);
+		let count = this.eventReadInFlight ? 1 : 0;
+		for (const wait of this.waits) count += wait.inFlight;
+		return count;
 	}
 
 	/** Sends the due checks, earliest first across every wait, within each wait's concurrency and the watcher's. */
@@ -320,7 +328,7 @@ export class RunWatcher {
 		const pending = new Set<string>();
 		for (const wait of this.waits) wait.states.forEach((state, key) => !wait.outcomes.has(key) && pending.add(state.runId.toLowerCase()));
 		// Unread (undefined), the list tells nothing: every run keeps its own schedule.
-		const hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.recentlyFinal.has(runId));
+		const hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.endedRecently(runId));
 		this.eventReadInFlight = false;
 		const now = Date.now();
 		const unexplained = hint && reader.namesRuns !== true ? this.knowledge.unexplained(now, hint.unnamed, pending.size) : 0;
