@@ -27,8 +27,6 @@ export interface RunState {
 	triggerRunId?: string;
 }
 
-export type CheckResult = { outcome: WaitOutcome } | { pending: true };
-
 const describeDuration = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 100) / 10} s`);
 
 function runErrorText(run: IDataObject): string {
@@ -37,15 +35,15 @@ function runErrorText(run: IDataObject): string {
 	return [error.code, error.message].filter((part) => typeof part === 'string' && part !== '').join(': ');
 }
 
-function errorOutcome(ctx: IExecuteFunctions, state: RunState, message: string, description: string): CheckResult {
+function errorOutcome(ctx: IExecuteFunctions, state: RunState, message: string, description: string): WaitOutcome {
 	const { itemIndex } = state.target;
-	return { outcome: { itemIndex, error: new NodeOperationError(ctx.getNode(), message, { itemIndex, description }) } };
+	return { itemIndex, error: new NodeOperationError(ctx.getNode(), message, { itemIndex, description }) };
 }
 
 /** An item of a run the wait ended on without a final run answer (its time limit; a run that never started). */
-function plainOutcome(state: RunState, json: IDataObject): CheckResult {
+function plainOutcome(state: RunState, json: IDataObject): WaitOutcome {
 	const { itemIndex } = state.target;
-	return { outcome: { itemIndex, item: { json: { ...(state.target.base ?? {}), ...json }, pairedItem: { item: itemIndex } } } };
+	return { itemIndex, item: { json: { ...(state.target.base ?? {}), ...json }, pairedItem: { item: itemIndex } } };
 }
 
 function documentIdOf(state: RunState): string | null {
@@ -53,8 +51,8 @@ function documentIdOf(state: RunState): string | null {
 	return typeof fromRun === 'string' ? fromRun : (state.target.documentId ?? null);
 }
 
-/** One check of one run: its outcome when the wait for it is over, else pending. */
-export async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, signal: AbortSignal): Promise<CheckResult> {
+/** One check of one run: its outcome when the wait for it is over, else undefined (pending). */
+export async function checkOnce(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, signal: AbortSignal): Promise<WaitOutcome | undefined> {
 	const { itemIndex } = state.target;
 	const response = await apiRequest<IDataObject>(ctx, { method: 'GET', path: '/runs/{runId}', pathParams: { runId: state.runId }, itemIndex }, {
 		acceptStatuses: [404],
@@ -74,7 +72,7 @@ export async function checkOnce(ctx: IExecuteFunctions, state: RunState, setting
 	const run = response.body ?? {};
 	state.lastRun = run;
 	const status = typeof run.status === 'string' ? run.status : '';
-	const finalOutcome = async (outcome: WaitOutcomeKind, message?: string): Promise<CheckResult> => ({ outcome: { itemIndex, item: await finalItem(ctx, state, run, outcome, settings, signal, message) } });
+	const finalOutcome = async (outcome: WaitOutcomeKind, message?: string): Promise<WaitOutcome> => ({ itemIndex, item: await finalItem(ctx, state, run, outcome, settings, signal, message) });
 	if (status === 'completed') return await finalOutcome('completed');
 	if (status === 'failed' || status === 'cancelled') {
 		const detail = runErrorText(run);
@@ -89,14 +87,14 @@ export async function checkOnce(ctx: IExecuteFunctions, state: RunState, setting
 	return pendingOrTimeLimit(ctx, state, settings, now);
 }
 
-/** The run is not final: pending (with `pinDelayMs`, checked again after that long, not when the scheduler says), or at its time limit. */
-function pendingOrTimeLimit(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, now: number, pinDelayMs?: number): CheckResult {
+/** The run is not final: pending (undefined; with `pinDelayMs`, checked again after that long, not when the scheduler says), or at its time limit. */
+function pendingOrTimeLimit(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, now: number, pinDelayMs?: number): WaitOutcome | undefined {
 	if (state.deadline !== undefined && now >= state.deadline) return timeLimitOutcome(ctx, state, settings);
 	if (pinDelayMs !== undefined) state.pinnedAt = Math.min(now + pinDelayMs, state.deadline ?? Infinity);
-	return { pending: true };
+	return undefined;
 }
 
-function timeLimitOutcome(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings): CheckResult {
+function timeLimitOutcome(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings): WaitOutcome {
 	const status = typeof state.lastRun?.status === 'string' ? state.lastRun.status : 'not found (404)';
 	const message = `Run ${state.runId} was still ${status === 'not found (404)' ? status : `"${status}"`} when the time limit of ${describeDuration(settings.maxWaitMs)} was reached.`;
 	if (settings.onTimeLimit === 'error') {
@@ -106,7 +104,7 @@ function timeLimitOutcome(ctx: IExecuteFunctions, state: RunState, settings: Wai
 	return plainOutcome(state, { ...(state.lastRun ?? {}), runId: state.runId, documentId: documentIdOf(state), status: state.lastRun?.status ?? null, waitOutcome, finished: false, message });
 }
 
-function failedRunError(ctx: IExecuteFunctions, state: RunState, status: string, detail: string): CheckResult {
+function failedRunError(ctx: IExecuteFunctions, state: RunState, status: string, detail: string): WaitOutcome {
 	const [what, why] = status === 'failed' ? ['failed', 'The run stopped on an error in the service'] : ['was cancelled', 'The run was cancelled in the service'];
 	const documentId = documentIdOf(state);
 	const description = `${why}${documentId ? ` (document ${documentId})` : ''}. Look at the run in the service to see why. To route such runs in the workflow instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`;
@@ -132,7 +130,7 @@ async function finalItem(ctx: IExecuteFunctions, state: RunState, run: IDataObje
 }
 
 /** The run id stayed 404 past the grace period: the document says why, or its run list shows the run under another id. */
-async function explainMissingRun(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, correlationId: string | undefined, now: number, signal: AbortSignal): Promise<CheckResult> {
+async function explainMissingRun(ctx: IExecuteFunctions, state: RunState, settings: WaitSettings, correlationId: string | undefined, now: number, signal: AbortSignal): Promise<WaitOutcome | undefined> {
 	const { itemIndex, documentId } = state.target;
 	const grace = describeDuration(settings.notFoundGraceMs);
 	const correlation = correlationId ? `\nCorrelation ID: ${correlationId}` : '';

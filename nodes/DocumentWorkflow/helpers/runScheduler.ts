@@ -44,14 +44,16 @@ interface Tracked {
 	lastCheckedAt?: number;
 	/** The age it is lined up to be checked at (a probe of its round was seen final then). */
 	linedUpAge?: number;
+	/** A probe's age when its wait ended (seen final, or lined up earlier). */
+	doneAge?: number;
 	checking: boolean;
 }
 
 export class RunScheduler {
 	private readonly runs = new Map<number, Tracked>();
 	private round = 0;
-	/** The current round's probes in submission order, with the age at which each was seen done. */
-	private roundProbes: Array<{ key: number; submittedAt: number; doneAge?: number }> = [];
+	/** The current round's probes in submission order, those whose wait ended too. */
+	private roundProbes: Tracked[] = [];
 	private rotationAt = 0;
 	/** Probes of the current round are checked in turn (true) or each on its own gap (false). */
 	private rotating = false;
@@ -68,29 +70,21 @@ export class RunScheduler {
 		return this.runs.size;
 	}
 
-	/** The runs whose check is due at `now`, at most `slots` of them, earliest first; they count as being checked until reported. */
-	takeDue(now: number, slots: number, held: (key: number) => boolean = () => false): number[] {
-		const due: Array<{ key: number; at: number }> = [];
+	/** The run whose check is due first, and when, `held` runs aside (undefined: nothing is scheduled). */
+	nextDue(held: (key: number) => boolean = () => false): { key: number; at: number } | undefined {
+		let earliest: { key: number; at: number } | undefined;
 		for (const run of this.runs.values()) {
 			const at = this.dueTimeOf(run, held);
-			if (at !== undefined && at <= now) due.push({ key: run.key, at });
+			if (at !== undefined && (!earliest || at < earliest.at)) earliest = { key: run.key, at };
 		}
-		return this.take(due.sort((a, b) => a.at - b.at).slice(0, Math.max(0, slots)).map((entry) => entry.key), now);
+		return earliest;
 	}
 
-	/** These runs are being looked at from `now` until reported (pending or done). */
-	take(keys: number[], now: number): number[] {
-		for (const key of keys) this.runs.get(key)!.checking = true;
-		const probe = keys.map((key) => this.runs.get(key)!).find((run) => run.role === 'probe');
-		if (this.rotating && probe) this.rotationAt = now + this.gap(now - probe.submittedAt);
-		return keys;
-	}
-
-	/** The earliest moment a check becomes due, `held` runs aside (undefined: nothing is scheduled). */
-	nextDueAt(held: (key: number) => boolean = () => false): number | undefined {
-		let earliest = Infinity;
-		for (const run of this.runs.values()) earliest = Math.min(earliest, this.dueTimeOf(run, held) ?? Infinity);
-		return Number.isFinite(earliest) ? earliest : undefined;
+	/** The run is being looked at from `now` until reported (pending or done). */
+	take(key: number, now: number): void {
+		const run = this.runs.get(key)!;
+		run.checking = true;
+		if (this.rotating && run.role === 'probe') this.rotationAt = now + this.gap(now - run.submittedAt);
 	}
 
 	/** A check found the run not final (or the caller will pin its next check); `looked`: a look at the event list showed no end. */
@@ -118,10 +112,9 @@ export class RunScheduler {
 		if (!run) return;
 		this.runs.delete(key);
 		const age = now - run.submittedAt;
-		const probe = run.role === 'probe' && run.round === this.round ? this.roundProbes.find((p) => p.key === key) : undefined;
-		if (probe) {
-			probe.doneAge = Math.min(age, run.linedUpAge ?? age);
-			if (seenFinal) this.lineUpNext(probe.doneAge);
+		if (run.role === 'probe' && run.round === this.round) {
+			run.doneAge = Math.min(age, run.linedUpAge ?? age);
+			if (seenFinal) this.lineUpNext(run.doneAge);
 		}
 		this.maybeSweep(now);
 		this.maybeNextRound(now);
@@ -130,10 +123,7 @@ export class RunScheduler {
 	/** The run's age counts from `submittedAt` from now on (runs waited on by id: learned since). Only for a run not yet swept. */
 	restart(key: number, submittedAt: number): void {
 		const run = this.runs.get(key);
-		if (!run) return;
-		run.submittedAt = submittedAt;
-		const probe = this.roundProbes.find((candidate) => candidate.key === key);
-		if (probe && probe.doneAge === undefined) probe.submittedAt = submittedAt;
+		if (run) run.submittedAt = submittedAt;
 	}
 
 	/** The caller decides this run's next check (e.g. 404 within the grace period). */
@@ -230,7 +220,7 @@ export class RunScheduler {
 		pool.forEach((run, index) => {
 			if (!probeIndexes.has(index)) return;
 			run.role = 'probe';
-			this.roundProbes.push({ key: run.key, submittedAt: run.submittedAt });
+			this.roundProbes.push(run);
 			run.dueAt = this.rotating ? undefined : Math.max(now, run.submittedAt + run.firstCheckAge, (run.lastCheckedAt ?? -Infinity) + this.gap(now - run.submittedAt));
 		});
 	}
@@ -238,7 +228,7 @@ export class RunScheduler {
 	/** Sweeps the round's other runs, oldest first, as far as its probes allow (README.md, "One sweep"). */
 	private maybeSweep(now: number): void {
 		const waiting = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt);
-		const oldest = this.roundProbes.reduce<(typeof this.roundProbes)[number] | undefined>((a, b) => (a === undefined || b.submittedAt < a.submittedAt ? b : a), undefined);
+		const oldest = this.roundProbes.reduce<Tracked | undefined>((a, b) => (a === undefined || b.submittedAt < a.submittedAt ? b : a), undefined);
 		const doneAges = this.roundProbes.flatMap((probe) => (probe.doneAge === undefined ? [] : [probe.doneAge]));
 		const varied = Math.max(...doneAges) > Math.min(...doneAges) * ONE_LENGTH;
 		for (const run of waiting) {

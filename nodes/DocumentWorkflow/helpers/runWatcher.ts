@@ -158,22 +158,18 @@ class Wait {
 		return this.knowledge.events.namesRuns === true && age < (this.knowledge.lengthsOf(state.target.workflowId)?.firstReadAge ?? 0);
 	}
 
-	awaitsFirstLook(key: number, now: number): boolean {
-		return this.firstCheckDeferrable(key, now) && this.lookable(key, now);
-	}
-
 	async check(key: number): Promise<void> {
 		const state = this.states[key];
 		try {
-			const result = await checkOnce(this.ctx, state, this.settings, this.signal);
+			const outcome = await checkOnce(this.ctx, state, this.settings, this.signal);
 			const now = Date.now();
 			this.knowledge.observe(state.lastRun, now);
-			if ('outcome' in result) {
-				this.outcomes.set(key, result.outcome);
+			if (outcome) {
+				this.outcomes.set(key, outcome);
 				const final = state.lastRun !== undefined && FINAL_STATUSES.includes(String(state.lastRun.status));
 				if (final) this.knowledge.learn(state, now);
 				this.scheduler.reportDone(key, now, final);
-				if (result.outcome.error && this.failFast) this.failure ??= result.outcome.error;
+				if (outcome.error && this.failFast) this.failure ??= outcome.error;
 				return;
 			}
 			this.learnStart(key);
@@ -267,22 +263,22 @@ export class RunWatcher {
 	/** Sends the due checks, earliest first across every wait, within each wait's concurrency and the watcher's. */
 	private sendChecks(now: number): void {
 		for (let free = this.concurrency - this.inFlight; free > 0; free--) {
-			let earliest: { wait: Wait; at: number } | undefined;
+			let earliest: { wait: Wait; key: number; at: number } | undefined;
 			for (const wait of this.waits) {
 				if (wait.failure || wait.inFlight >= wait.settings.concurrency) continue;
-				const at = wait.scheduler.nextDueAt(this.heldBy(wait, now));
-				if (at !== undefined && at <= now && (!earliest || at < earliest.at)) earliest = { wait, at };
+				const due = wait.scheduler.nextDue(this.heldBy(wait, now));
+				if (due && due.at <= now && (!earliest || due.at < earliest.at)) earliest = { wait, ...due };
 			}
 			if (!earliest) return;
-			const [key] = earliest.wait.scheduler.takeDue(now, 1, this.heldBy(earliest.wait, now));
+			earliest.wait.scheduler.take(earliest.key, now);
 			earliest.wait.inFlight++;
-			void earliest.wait.check(key);
+			void earliest.wait.check(earliest.key);
 		}
 	}
 
 	/** The runs of a wait whose check waits for the next read of the event list. */
 	private heldBy(wait: Wait, now: number): (key: number) => boolean {
-		return (key) => this.eventsCover && wait.awaitsFirstLook(key, now);
+		return (key) => this.eventsCover && wait.firstCheckDeferrable(key, now) && wait.lookable(key, now);
 	}
 
 	/** Reads the event list when a look at the runs it would cover is due (README.md, "The event list as a hint"). */
@@ -304,7 +300,7 @@ export class RunWatcher {
 				const ageAtLastRead = Math.max(earliestEnd, age - (now - this.lastEventReadAt));
 				const gap = Math.min(wait.settings.maxIntervalMs, Math.max(EVENT_READ_GAP_MS, wait.lookShare * ageAtLastRead));
 				if (age >= earliestEnd) nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + gap);
-				const due = wait.awaitsFirstLook(key, now) ? wait.scheduler.dueAt(key) : undefined;
+				const due = wait.firstCheckDeferrable(key, now) ? wait.scheduler.dueAt(key) : undefined;
 				if (due !== undefined) nextReadAt = Math.min(nextReadAt, Math.max(due, this.lastEventReadAt + EVENT_READ_GAP_MS));
 			}
 		}
@@ -314,7 +310,7 @@ export class RunWatcher {
 		if (!enough || (reader.anchored && now < nextReadAt)) return;
 		looked.sort((a, b) => b.age - a.age);
 		for (const { wait, key } of looked) {
-			wait.scheduler.take([key], now);
+			wait.scheduler.take(key, now);
 			wait.inFlight++;
 		}
 		this.eventReadInFlight = true;
@@ -357,7 +353,7 @@ export class RunWatcher {
 	private sliceMs(now: number): number {
 		if (this.inFlight > 0) return BUSY_SLICE_MS;
 		let next = Infinity;
-		for (const wait of this.waits) next = Math.min(next, wait.scheduler.nextDueAt(this.heldBy(wait, now)) ?? Infinity);
+		for (const wait of this.waits) next = Math.min(next, wait.scheduler.nextDue(this.heldBy(wait, now))?.at ?? Infinity);
 		return Math.min(IDLE_SLICE_MS, Math.max(BUSY_SLICE_MS, next - now));
 	}
 }

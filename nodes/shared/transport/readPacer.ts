@@ -35,11 +35,9 @@ export class ReadPacer {
 		return this.nextAt;
 	}
 
-	/** How many reads may be sent at `now`: the rate over the time since the last send, at most `BURST_MS` of it. */
-	allowance(now: number): number {
-		if (this.nextAt > now) return 0;
-		const since = Math.max(this.nextAt, now - BURST_MS);
-		return 1 + Math.floor(((now - since) * this.rate) / 1000);
+	/** Whether a read may be sent at `now`: the rate since the last send is spent at once, at most `BURST_MS` of it. */
+	ready(now: number): boolean {
+		return this.nextAt <= now;
 	}
 
 	sent(now: number): void {

@@ -18,6 +18,16 @@ interface Simulated {
 	checkAges: number[][];
 }
 
+/** Takes the runs due at `now`, at most `slots`, one at a time and earliest first, as the watcher does. */
+function takeDue(scheduler: RunScheduler, now: number, slots: number): number[] {
+	const taken: number[] = [];
+	for (let due = scheduler.nextDue(); due && due.at <= now && taken.length < slots; due = scheduler.nextDue()) {
+		scheduler.take(due.key, now);
+		taken.push(due.key);
+	}
+	return taken;
+}
+
 /** Runs a batch whose run `i` is final `lengths[i]` ms after its submission; submissions spread over `spanMs`; each check answers after `latency` ms. */
 function simulate(lengths: number[], spanMs = 1500, settings = DEFAULTS, latency = 10, concurrency = 10, startLearnedLater = false): Simulated {
 	const submitted = lengths.map((_, i) => (lengths.length > 1 ? (i * spanMs) / (lengths.length - 1) : 0));
@@ -29,13 +39,13 @@ function simulate(lengths: number[], spanMs = 1500, settings = DEFAULTS, latency
 	let now = 0;
 	let seenAt = 0;
 	while (scheduler.pendingCount > 0) {
-		for (const key of scheduler.takeDue(now, concurrency - inFlight.length)) {
+		for (const key of takeDue(scheduler, now, concurrency - inFlight.length)) {
 			inFlight.push({ key, at: now + latency });
 			checks[key]++;
 			checkAges[key].push(now - submitted[key]);
 		}
 		inFlight.sort((a, b) => a.at - b.at);
-		const next = Math.min(inFlight[0]?.at ?? Infinity, Math.max(scheduler.nextDueAt() ?? Infinity, now + 1));
+		const next = Math.min(inFlight[0]?.at ?? Infinity, Math.max(scheduler.nextDue()?.at ?? Infinity, now + 1));
 		if (next === Infinity) throw new Error(`nothing scheduled at ${now} with ${scheduler.pendingCount} runs pending`);
 		now = next;
 		while (inFlight.length > 0 && inFlight[0].at <= now) {
@@ -119,21 +129,21 @@ describe('RunScheduler', () => {
 	it('a pinned check (a run id still 404) and a time limit come before the sweep', () => {
 		const scheduler = new RunScheduler(Array.from({ length: 20 }, (_, key) => ({ key, submittedAt: 0 })), DEFAULTS);
 		const notProbe = 0; // probes are spread over the batch: 1, 3, 5, …
-		expect(scheduler.takeDue(1000, 20)).not.toContain(notProbe);
+		expect(takeDue(scheduler, 1000, 20)).not.toContain(notProbe);
 		scheduler.pin(notProbe, 1500);
-		expect(scheduler.nextDueAt()).toBeLessThanOrEqual(1500);
-		expect(scheduler.takeDue(1500, 20)).toContain(notProbe);
+		expect(scheduler.nextDue()?.at).toBeLessThanOrEqual(1500);
+		expect(takeDue(scheduler, 1500, 20)).toContain(notProbe);
 		scheduler.reportPending(notProbe, 1510);
 		scheduler.notLaterThan(notProbe, 3000);
-		expect(scheduler.takeDue(3000, 20)).toContain(notProbe);
+		expect(takeDue(scheduler, 3000, 20)).toContain(notProbe);
 	});
 
 	it('a run reported done leaves the batch; the wait ends with the last', () => {
 		const scheduler = new RunScheduler([{ key: 0, submittedAt: 0 }, { key: 1, submittedAt: 0 }], DEFAULTS);
-		expect(scheduler.takeDue(1000, 10).sort()).toEqual([0, 1]);
+		expect(takeDue(scheduler, 1000, 10).sort()).toEqual([0, 1]);
 		scheduler.reportDone(0, 1010, true);
 		scheduler.reportDone(1, 1010, false);
 		expect(scheduler.pendingCount).toBe(0);
-		expect(scheduler.nextDueAt()).toBeUndefined();
+		expect(scheduler.nextDue()?.at).toBeUndefined();
 	});
 });
