@@ -307,6 +307,23 @@ class N8nInstance {
 		log(`n8n killed (SIGKILL)`);
 	}
 
+	/**
+	 * Starts n8n again after kill(), as a user would after a crash. n8n 2.41.1's crash recovery
+	 * can itself crash on an execution SIGKILLed before it was marked started (its insights and
+	 * statistics hooks read a null `startedAt`: "Cannot read properties of null (reading
+	 * 'getTime')"), and n8n exits. It notes the attempt, and its next start skips a recovery that
+	 * failed once and marks the execution crashed; so a start that ends that way is made once more.
+	 */
+	async startAfterKill(opts) {
+		try {
+			await this.start(opts);
+		} catch (error) {
+			if (!/n8n exited during start/.test(error.message) || !/\[Recovery\]|getTime/.test(error.message)) throw error;
+			log(`n8n ${this.info.version} exited in its own crash recovery; starting it again (it skips a recovery that failed once)`);
+			await this.start(opts);
+		}
+	}
+
 	async restart(opts) {
 		await this.stop();
 		await this.start(opts);

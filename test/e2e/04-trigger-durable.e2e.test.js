@@ -126,7 +126,7 @@ async function scenario(mode) {
 		const answered = (await c.getRequests({ pathPrefix: '/events', afterSeq: seq })).find((request) => request.status === 200);
 		report.killedMsAfterAnswer = answered ? killedAt - answered.realTimeMs : null;
 		report.statusAtKill = started.status;
-		await n8n.start();
+		await n8n.startAfterKill();
 		await n8n.login();
 		await waitFor(async () => {
 			const ids = new Set(await emittedIds());
