@@ -32,8 +32,8 @@ const workflowKey = (workflowId: string | undefined): string => (workflowId ?? '
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
 	readonly events = new RunEventReader();
-	/** The shortest and longest run seen per API workflow, kept on the API's clock (README.md). */
-	private readonly lengths = new Map<string, { shortest: number; longest: number }>();
+	/** The shortest and longest run seen per API workflow, and how many were seen, kept on the API's clock (README.md). */
+	private readonly lengths = new Map<string, { shortest: number; longest: number; runs: number }>();
 	/** Runs seen final lately: an event naming one shows that events name runs. */
 	private readonly recentlyFinal = new Map<string, number>();
 	/** When run events that named no run were read, not yet matched by a run seen final. */
@@ -60,9 +60,9 @@ class Knowledge {
 		const kept = state.target.submittedAt === undefined ? completed - started + this.ahead : completed - state.submittedAt;
 		const workflowId = workflowKey(String(run.workflowId ?? state.target.workflowId ?? ''));
 		const seen = Number.isFinite(kept) && kept >= this.ahead ? kept : now - state.submittedAt + this.ahead;
-		const known = this.lengths.get(workflowId) ?? { shortest: seen, longest: seen };
+		const known = this.lengths.get(workflowId) ?? { shortest: seen, longest: seen, runs: 0 };
 		this.lengths.delete(workflowId);
-		this.lengths.set(workflowId, { shortest: Math.min(known.shortest, seen), longest: Math.max(known.longest, seen) });
+		this.lengths.set(workflowId, { shortest: Math.min(known.shortest, seen), longest: Math.max(known.longest, seen), runs: known.runs + 1 });
 		if (this.lengths.size > WORKFLOWS_KEPT) this.lengths.delete(this.lengths.keys().next().value!);
 		const runId = state.runId.toLowerCase();
 		this.unexplainedAt.shift();
@@ -73,15 +73,16 @@ class Knowledge {
 
 	/**
 	 * What the runs of this workflow seen so far tell; undefined before one was seen final. No
-	 * run of it is checked before `firstCheckAge`; where its runs take about as long, they end at
-	 * `expectedAge`; where events name runs, one never read yet is first read at `firstReadAge`.
+	 * run of it is checked before `firstCheckAge`; where its runs take about as long (two runs
+	 * seen at least: one is no length runs share), they end at `expectedAge`; where events name
+	 * runs, one never read yet is first read at `firstReadAge`.
 	 */
 	lengthsOf(workflowId: string | undefined): { shortest: number; firstCheckAge: number; expectedAge?: number; firstReadAge: number } | undefined {
 		const kept = this.lengths.get(workflowKey(workflowId));
 		if (!kept) return undefined;
 		const [shortest, longest] = [Math.max(0, kept.shortest - this.ahead), Math.max(0, kept.longest - this.ahead)];
 		const firstCheckAge = (this.events.namesRuns === true ? longest : shortest) * 1.04 + 150;
-		const expectedAge = longest <= shortest * ONE_LENGTH ? firstCheckAge : undefined;
+		const expectedAge = kept.runs >= 2 && longest <= shortest * ONE_LENGTH ? firstCheckAge : undefined;
 		return { shortest, firstCheckAge, expectedAge, firstReadAge: expectedAge ?? 2 * longest };
 	}
 

@@ -152,6 +152,25 @@ describe('one watcher per API key', () => {
 		expect(reads).toEqual(lengths.map(() => 1));
 	});
 
+	it("one run seen final is no length its workflow's runs share: where events name their run, a later, longer run is not read again and again around that length", async () => {
+		await env.sandbox.control.setSettings({ runEventsNameRun: true });
+		const options = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
+		const execution = (workflowId: string) => env.run(waitParams(workflowId, options, {}), { items: pdfItems(1) });
+		// Three at once teach the watcher that this API key's events name their run.
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 500 }, { status: 'completed' }], 3);
+		await Promise.all([0, 1, 2].map(() => execution(env.sandbox.defaultWorkflowId)));
+		// A new workflow: one run of 1 s is all that is known of it when a run of 6 s starts.
+		const { id: wf } = await env.sandbox.control.createWorkflow({ name: 'one run seen', triggerFormats: ['pdf'] });
+		for (const ms of [1000, 6000]) await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms }, { status: 'completed' }]);
+		await execution(wf);
+		const longer = (await execution(wf)).items[0].json;
+		expect(longer.waitOutcome).toBe('completed');
+		// Taken for the length of every run, the one run put three reads on it (at 1.4 s, at four
+		// times that, and when the list named it). One run is no length runs share: read where a
+		// run twice as long would end, then when the list names it.
+		expect(await statusReads(env, String(longer.runId))).toBeLessThanOrEqual(2);
+	});
+
 	it('a run.completed event for a run still running does not end its wait: the run is read first', async () => {
 		const [runId] = await submitRuns(env, [[{ status: 'running', ms: 2500 }, { status: 'completed' }]]);
 		const others = await submitRuns(env, Array.from({ length: 4 }, () => [{ status: 'running', ms: 2500 }, { status: 'completed' }]));
