@@ -20,6 +20,8 @@ const EVENT_READ_MIN_RUNS = 3;
 const EVENT_READ_GAP_MS = 250;
 const LOOK_SHARE_UNKNOWN = 0.07;
 const LOOK_SHARE_KNOWN = 0.18;
+const RUNS_FOR_ONE_LENGTH = 2;
+const PAST_LONGEST = 2;
 const WORKFLOWS_KEPT = 200;
 const KEYS_KEPT = 100;
 const UNEXPLAINED_MS = 10_000;
@@ -75,15 +77,15 @@ class Knowledge {
 	 * What the runs of this workflow seen so far tell; undefined before one was seen final. No
 	 * run of it is checked before `firstCheckAge`; where its runs take about as long (two runs
 	 * seen at least: one is no length runs share), they end at `expectedAge`; where events name
-	 * runs, one never read yet is first read at `firstReadAge`.
+	 * runs, one never read yet is first read at `firstReadAge` (see `Wait.firstCheckDeferrable`).
 	 */
-	lengthsOf(workflowId: string | undefined): { shortest: number; firstCheckAge: number; expectedAge?: number; firstReadAge: number } | undefined {
+	lengthsOf(workflowId: string | undefined): { shortest: number; longest: number; firstCheckAge: number; expectedAge?: number; firstReadAge: number } | undefined {
 		const kept = this.lengths.get(workflowKey(workflowId));
 		if (!kept) return undefined;
 		const [shortest, longest] = [Math.max(0, kept.shortest - this.ahead), Math.max(0, kept.longest - this.ahead)];
 		const firstCheckAge = (this.events.namesRuns === true ? longest : shortest) * 1.04 + 150;
-		const expectedAge = kept.runs >= 2 && longest <= shortest * ONE_LENGTH ? firstCheckAge : undefined;
-		return { shortest, firstCheckAge, expectedAge, firstReadAge: expectedAge ?? 2 * longest };
+		const expectedAge = kept.runs >= RUNS_FOR_ONE_LENGTH && longest <= shortest * ONE_LENGTH ? firstCheckAge : undefined;
+		return { shortest, longest, firstCheckAge, expectedAge, firstReadAge: expectedAge ?? PAST_LONGEST * longest };
 	}
 
 	/** Ended runs to find: each run event that named no run counts until a run is seen final, or for `UNEXPLAINED_MS`. */
@@ -112,7 +114,6 @@ class Wait {
 	readonly lengthKnown: boolean;
 	/** Runs an event named as ended. */
 	readonly named = new Set<number>();
-	readonly lookShare: number;
 	private settle!: () => void;
 	readonly done = new Promise<void>((resolve) => (this.settle = resolve));
 	/** Runs waited on by id: when each started, by the API's clock (see `learnStart`). */
@@ -124,7 +125,6 @@ class Wait {
 		this.signal = this.executionSignal ? AbortSignal.any([this.over.signal, this.executionSignal]) : this.over.signal;
 		const lengths = states.map((state) => knowledge.lengthsOf(state.target.workflowId));
 		this.lengthKnown = lengths.every((known) => known !== undefined);
-		this.lookShare = this.lengthKnown ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
 		const runs = states.map(({ submittedAt }, key) => ({ key, submittedAt, firstCheckAge: lengths[key]?.firstCheckAge, expectedAge: lengths[key]?.expectedAge }));
 		this.scheduler = new RunScheduler(runs, { firstCheckMs: settings.initialIntervalMs, longestIntervalMs: settings.maxIntervalMs, precision: states.length === 1 ? SINGLE_RUN_PRECISION : PRECISION });
 		states.forEach((state, key) => {
@@ -150,13 +150,25 @@ class Wait {
 		return state.deadline === undefined || state.deadline > now + 1000;
 	}
 
+	/**
+	 * The share of a run's age between reads of the list that look at it: the closer one while its
+	 * workflow's run length was unknown as the wait began, until the run is older than the longest
+	 * seen since by `PAST_LONGEST` (its lengths vary: it is read as a later wait reads them).
+	 */
+	lookShareAt(age: number, lengths: { longest: number } | undefined): number {
+		return this.lengthKnown || (lengths !== undefined && age > PAST_LONGEST * lengths.longest) ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
+	}
+
 	/** A run never read yet whose first check a quiet event read stands in for (see README.md). */
 	firstCheckDeferrable(key: number, now: number): boolean {
 		const state = this.states[key];
 		if (state.lastRun !== undefined) return false;
 		const age = now - state.submittedAt;
 		if (!this.lengthKnown && age < this.settings.notFoundGraceMs) return true;
-		return this.knowledge.events.namesRuns === true && age < (this.knowledge.lengthsOf(state.target.workflowId)?.firstReadAge ?? 0);
+		if (this.knowledge.events.namesRuns !== true) return false;
+		const lengths = this.knowledge.lengthsOf(state.target.workflowId);
+		// Where lengths vary, not before the grace period either: its read of the run is due anyway, and one read serves both.
+		return age < (lengths?.expectedAge ?? Math.max(lengths?.firstReadAge ?? 0, this.settings.notFoundGraceMs));
 	}
 
 	async check(key: number): Promise<void> {
@@ -297,9 +309,10 @@ export class RunWatcher {
 				const age = now - run.submittedAt;
 				looked.push({ wait, key, age });
 				// Runs younger than the shortest of their workflow need no look yet; the gap is a share of the age at the last read.
-				const earliestEnd = this.knowledge.lengthsOf(wait.states[key].target.workflowId)?.shortest ?? wait.settings.initialIntervalMs;
+				const lengths = this.knowledge.lengthsOf(wait.states[key].target.workflowId);
+				const earliestEnd = lengths?.shortest ?? wait.settings.initialIntervalMs;
 				const ageAtLastRead = Math.max(earliestEnd, age - (now - this.lastEventReadAt));
-				const gap = Math.min(wait.settings.maxIntervalMs, Math.max(EVENT_READ_GAP_MS, wait.lookShare * ageAtLastRead));
+				const gap = Math.min(wait.settings.maxIntervalMs, Math.max(EVENT_READ_GAP_MS, wait.lookShareAt(ageAtLastRead, lengths) * ageAtLastRead));
 				if (age >= earliestEnd) nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + gap);
 				const due = wait.firstCheckDeferrable(key, now) ? wait.scheduler.dueAt(key) : undefined;
 				if (due !== undefined) nextReadAt = Math.min(nextReadAt, Math.max(due, this.lastEventReadAt + EVENT_READ_GAP_MS));

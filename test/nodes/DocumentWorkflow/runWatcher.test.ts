@@ -166,9 +166,30 @@ describe('one watcher per API key', () => {
 		const longer = (await execution(wf)).items[0].json;
 		expect(longer.waitOutcome).toBe('completed');
 		// Taken for the length of every run, the one run put three reads on it (at 1.4 s, at four
-		// times that, and when the list named it). One run is no length runs share: read where a
-		// run twice as long would end, then when the list names it.
-		expect(await statusReads(env, String(longer.runId))).toBeLessThanOrEqual(2);
+		// times that, and when the list named it); read where a run twice as long would end, two.
+		// One run is no length runs share, and before the not-found grace period (30 s) a read of
+		// a run the list would name is spent: it is read once, when the list names it.
+		expect(await statusReads(env, String(longer.runId))).toBe(1);
+	});
+
+	it("where events name their run, a run older than twice its workflow's longest run seen is looked at as a later execution's would be, though its wait began knowing no run of it", async () => {
+		await env.sandbox.control.setSettings({ runEventsNameRun: true });
+		const options = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
+		const execution = (workflowId: string) => env.run(waitParams(workflowId, options, {}), { items: pdfItems(1) });
+		// Three at once teach the watcher that this API key's events name their run.
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 500 }, { status: 'completed' }], 3);
+		await Promise.all([0, 1, 2].map(() => execution(env.sandbox.defaultWorkflowId)));
+		// A workflow it knows nothing of: four executions at once, one run of 1 s and three of 8 s.
+		const { id: wf } = await env.sandbox.control.createWorkflow({ name: 'lengths that vary, learned while waiting', triggerFormats: ['pdf'] });
+		for (const ms of [1000, 8000, 8000, 8000]) await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms }, { status: 'completed' }]);
+		const started = Date.now();
+		const items = (await Promise.all([0, 1, 2, 3].map(() => execution(wf)))).map((result) => result.items[0].json);
+		expect(items.map((item) => item.waitOutcome)).toEqual(['completed', 'completed', 'completed', 'completed']);
+		// Past 2 s the 1 s run shows that this workflow's lengths vary. Looked at every fourteenth
+		// of their age (as while no run of it was known) the three were looked at 17 times from
+		// then to their end; at the share a later execution's are, 8 times.
+		const looks = (await requests(env, { method: 'GET', pathPrefix: '/events' })).filter((entry) => Date.parse(entry.time) >= started + 2200);
+		expect(looks.length).toBeLessThanOrEqual(12);
 	});
 
 	it('a run.completed event for a run still running does not end its wait: the run is read first', async () => {
