@@ -233,12 +233,21 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 			timeoutMs: 60000,
 			intervalMs: 250,
 		});
-		await waitFor(async () => [...cluster.executionWorkers().keys()].filter((id) => !startedBefore.has(id)).length === CALLS, {
-			what: 'every execution of the kill batch started on a worker',
-			timeoutMs: 30000,
-			intervalMs: 250,
-		});
-		const running = new Map([...cluster.executionWorkers()].filter(([id]) => !startedBefore.has(id)).map(([id, ws]) => [id, ws[0]]));
+		// Only the kill batch's own executions: the trigger's executions start on the workers too,
+		// whenever its polls find events, and may fall inside this window.
+		const killBatchExecutions = () =>
+			[...cluster.executions(ids.batchCustom), ...cluster.executions('qBatchSlowAuto01')].filter((e) => !startedBefore.has(e.id) && !e.retryOf);
+		const killBatchIds = () => killBatchExecutions().map((e) => e.id);
+		await waitFor(
+			async () => {
+				const started = cluster.executionWorkers();
+				const batch = killBatchIds();
+				return batch.length === CALLS && batch.every((id) => started.has(id));
+			},
+			{ what: 'every execution of the kill batch started on a worker', timeoutMs: 30000, intervalMs: 250 },
+		);
+		const startedOn = cluster.executionWorkers();
+		const running = new Map(killBatchIds().map((id) => [id, startedOn.get(id)[0]]));
 		const wfOf = new Map([...cluster.executions(ids.batchCustom), ...cluster.executions('qBatchSlowAuto01')].map((e) => [e.id, e.workflowId]));
 		const mix = (w) => {
 			const mine = [...running].filter(([, x]) => x === w.name).map(([id]) => wfOf.get(id));
@@ -257,7 +266,7 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		log(`webhook answers after the kill: ${JSON.stringify(results.map((r) => [r.status, r.afterKillMs]))}`);
 
 		// What n8n did: the survivor's executions succeeded; the victim's failed and were not rerun.
-		const batchExecs = [...cluster.executions(ids.batchCustom), ...cluster.executions('qBatchSlowAuto01')].filter((e) => !startedBefore.has(e.id) && !e.retryOf);
+		const batchExecs = killBatchExecutions();
 		expect(batchExecs).toHaveLength(CALLS);
 		const byId = new Map(batchExecs.map((e) => [e.id, e]));
 		for (const id of killedIds) expect(byId.get(id).status).not.toBe('success');
