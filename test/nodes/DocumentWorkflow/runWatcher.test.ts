@@ -25,6 +25,20 @@ async function submitRuns(env: Env, scripts: Array<Parameters<Env['sandbox']['co
 const waitOnRun = (env: Env, runId: string, extra: Record<string, unknown> = {}) =>
 	env.run({ resource: 'run', operation: 'wait', runId, options: { ...FAST_WAIT, maxPollIntervalSeconds: 1 } }, extra);
 
+/** The node's default intervals: the harness's fast ones would check every 0.2 s anyway. */
+const DEFAULT_INTERVALS = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
+
+/** One execution of Submit Document with Wait for Completion, for one document. */
+const submitAndWaitOne = (env: Env, workflowId: string, options: Record<string, unknown> = DEFAULT_INTERVALS) => env.run(waitParams(workflowId, options, {}), { items: pdfItems(1) });
+
+/** Three executions at once, each on a run of 0.5 s, teach the watcher that this API key's events name their run. */
+async function learnThatEventsNameRuns(env: Env, options: Record<string, unknown> = DEFAULT_INTERVALS): Promise<void> {
+	const wf = env.sandbox.defaultWorkflowId;
+	await env.sandbox.control.setSettings({ runEventsNameRun: true });
+	await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 500 }, { status: 'completed' }], 3);
+	await Promise.all([0, 1, 2].map(() => submitAndWaitOne(env, wf, options)));
+}
+
 describe('one watcher per API key', () => {
 	const env = useSandbox();
 
@@ -90,9 +104,7 @@ describe('one watcher per API key', () => {
 	it('where events name their run, one execution waiting alone is read soon after its run ends, though its workflow had far longer runs', async () => {
 		const wf = env.sandbox.defaultWorkflowId;
 		await env.sandbox.control.setSettings({ runEventsNameRun: true });
-		// The node's default intervals: the harness's fast ones would check every 0.2 s anyway.
-		const defaults = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
-		const execution = () => env.run(waitParams(wf, defaults, {}), { items: pdfItems(1) });
+		const execution = () => submitAndWaitOne(env, wf);
 		// Four at once teach the watcher that events name runs, and that this workflow's runs take 3 to 8 s.
 		for (const ms of [3000, 3200, 3400, 8000]) await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms }, { status: 'completed' }]);
 		await Promise.all([execution(), execution(), execution(), execution()]);
@@ -109,8 +121,7 @@ describe('one watcher per API key', () => {
 
 	it('an event the list shows too late for the hint does not hold a run up: looks that find nothing never put its own check off past four times the age of its last', async () => {
 		const wf = env.sandbox.defaultWorkflowId;
-		const defaults = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30, maxWaitMinutes: 0.5 };
-		const execution = () => env.run(waitParams(wf, defaults, {}), { items: pdfItems(1) });
+		const execution = () => submitAndWaitOne(env, wf, { ...DEFAULT_INTERVALS, maxWaitMinutes: 0.5 });
 		// Three at once teach the watcher that events name runs, and that this workflow's runs take 1 s.
 		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 1000 }, { status: 'completed' }], 3);
 		await Promise.all([execution(), execution(), execution()]);
@@ -136,34 +147,26 @@ describe('one watcher per API key', () => {
 	});
 
 	it('where events name their run and run lengths vary, a run is read once, when the list names it, though it runs past the not-found grace period', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 500 }, { status: 'completed' }], 3);
-		const options = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 3 };
-		const execution = (workflowId: string) => env.run(waitParams(workflowId, options, {}), { items: pdfItems(1) });
-		// Three at once teach the watcher that this API key's events name their run.
-		await Promise.all([0, 1, 2].map(() => execution(env.sandbox.defaultWorkflowId)));
+		const options = { ...DEFAULT_INTERVALS, notFoundGraceSeconds: 3 };
+		await learnThatEventsNameRuns(env, options);
 		// A workflow it knows nothing of: eleven runs at once, from 1 s to 6 s. Past the grace
 		// period a run has not been read yet, but the runs seen end by then took over half its age.
 		const { id: wf } = await env.sandbox.control.createWorkflow({ name: 'lengths that vary', triggerFormats: ['pdf'] });
 		const lengths = Array.from({ length: 11 }, (_, i) => 1000 + 500 * i);
 		for (const ms of lengths) await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms }, { status: 'completed' }]);
-		const items = (await Promise.all(lengths.map(() => execution(wf)))).map((result) => result.items[0].json);
+		const items = (await Promise.all(lengths.map(() => submitAndWaitOne(env, wf, options)))).map((result) => result.items[0].json);
 		expect(items.map((item) => item.waitOutcome)).toEqual(lengths.map(() => 'completed'));
 		const reads = await Promise.all(items.map((item) => statusReads(env, String(item.runId))));
 		expect(reads).toEqual(lengths.map(() => 1));
 	});
 
 	it("one run seen final is no length its workflow's runs share: where events name their run, a later, longer run is not read again and again around that length", async () => {
-		await env.sandbox.control.setSettings({ runEventsNameRun: true });
-		const options = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
-		const execution = (workflowId: string) => env.run(waitParams(workflowId, options, {}), { items: pdfItems(1) });
-		// Three at once teach the watcher that this API key's events name their run.
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 500 }, { status: 'completed' }], 3);
-		await Promise.all([0, 1, 2].map(() => execution(env.sandbox.defaultWorkflowId)));
+		await learnThatEventsNameRuns(env);
 		// A new workflow: one run of 1 s is all that is known of it when a run of 6 s starts.
 		const { id: wf } = await env.sandbox.control.createWorkflow({ name: 'one run seen', triggerFormats: ['pdf'] });
 		for (const ms of [1000, 6000]) await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms }, { status: 'completed' }]);
-		await execution(wf);
-		const longer = (await execution(wf)).items[0].json;
+		await submitAndWaitOne(env, wf);
+		const longer = (await submitAndWaitOne(env, wf)).items[0].json;
 		expect(longer.waitOutcome).toBe('completed');
 		// Taken for the length of every run, the one run put three reads on it (at 1.4 s, at four
 		// times that, and when the list named it); read where a run twice as long would end, two.
@@ -173,17 +176,12 @@ describe('one watcher per API key', () => {
 	});
 
 	it("where events name their run, a run older than twice its workflow's longest run seen is looked at as a later execution's would be, though its wait began knowing no run of it", async () => {
-		await env.sandbox.control.setSettings({ runEventsNameRun: true });
-		const options = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
-		const execution = (workflowId: string) => env.run(waitParams(workflowId, options, {}), { items: pdfItems(1) });
-		// Three at once teach the watcher that this API key's events name their run.
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 500 }, { status: 'completed' }], 3);
-		await Promise.all([0, 1, 2].map(() => execution(env.sandbox.defaultWorkflowId)));
+		await learnThatEventsNameRuns(env);
 		// A workflow it knows nothing of: four executions at once, one run of 1 s and three of 8 s.
 		const { id: wf } = await env.sandbox.control.createWorkflow({ name: 'lengths that vary, learned while waiting', triggerFormats: ['pdf'] });
 		for (const ms of [1000, 8000, 8000, 8000]) await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms }, { status: 'completed' }]);
 		const started = Date.now();
-		const items = (await Promise.all([0, 1, 2, 3].map(() => execution(wf)))).map((result) => result.items[0].json);
+		const items = (await Promise.all([0, 1, 2, 3].map(() => submitAndWaitOne(env, wf)))).map((result) => result.items[0].json);
 		expect(items.map((item) => item.waitOutcome)).toEqual(['completed', 'completed', 'completed', 'completed']);
 		// Past 2 s the 1 s run shows that this workflow's lengths vary. Looked at every fourteenth
 		// of their age (as while no run of it was known) the three were looked at 17 times from
