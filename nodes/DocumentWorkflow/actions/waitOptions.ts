@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import type { WaitSettings, WaitTarget } from '../helpers/runWaiter';
-import { waitForRuns } from '../helpers/runWaiter';
+import type { WaitSettings, WaitTarget } from '../helpers/runCheck';
+import { waitForRuns } from '../helpers/runWatcher';
 import { errorItem, withItemIndex } from './forEachItem';
 
 /**

@@ -1,13 +1,45 @@
 /**
  * One check of one run, and what its answer means for the item the wait returns: final,
- * stopped early, at its time limit, a run id still 404 (and then why), or pending. The
- * watcher (`runWatcher.ts`) decides when to check; this module reads the answer and builds items.
+ * stopped early, at its time limit, a run id still 404 (and then why), or pending; and the
+ * types a wait shares with its callers. The watcher (`runWatcher.ts`) decides when to check.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { waitOutputFields } from './runOutput';
-import type { WaitOutcome, WaitOutcomeKind, WaitSettings, WaitTarget } from './runWaiter';
 import { apiRequest } from '../../shared/transport';
+
+/** The wait's options as the node reads them (`../actions/waitOptions.ts`, where each is described), times in ms. */
+export interface WaitSettings {
+	maxWaitMs: number;
+	stopAt: string[];
+	includeOutput: boolean;
+	outputNodeId?: string;
+	binaryPropertyName: string;
+	onFailed: 'error' | 'item';
+	onTimeLimit: 'error' | 'item';
+	concurrency: number;
+	initialIntervalMs: number;
+	maxIntervalMs: number;
+	notFoundGraceMs: number;
+}
+
+export interface WaitTarget {
+	itemIndex: number;
+	runId: string;
+	/** Known from the trigger result; lets a run that never starts be explained. */
+	documentId?: string;
+	/** The API workflow the run belongs to, where known: its earlier runs tell how long this one may take. */
+	workflowId?: string;
+	/** Fields to keep in the output item (e.g. the trigger result's `reference`). */
+	base?: IDataObject;
+	/** When the run was created or submitted (ms since epoch); unknown for runs waited on by id. */
+	submittedAt?: number;
+}
+
+export type WaitOutcome = { itemIndex: number; item: INodeExecutionData; error?: undefined } | { itemIndex: number; error: Error; item?: undefined };
+
+/** How the wait ended, in every item it returns (`waitOutcome`). */
+export type WaitOutcomeKind = 'completed' | 'failed' | 'cancelled' | 'stoppedEarly' | 'timeLimit' | 'held' | 'notStarted';
 
 /** The only final statuses; every other status, known or not, keeps the run waiting. */
 export const FINAL_STATUSES = ['completed', 'failed', 'cancelled'];

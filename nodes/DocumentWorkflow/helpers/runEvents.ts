@@ -14,13 +14,16 @@ const NAMING_EVIDENCE_MS = 5_000;
 const NAMING_MISSES = 3;
 const RETRY_AFTER_FAILURE_MS = 10 * 60_000;
 const SEEN_LIMIT = 5_000;
+const UNEXPLAINED_MS = 10_000;
+const RECENTLY_FINAL_MS = 120_000;
+const RECENTLY_FINAL_KEPT = 5_000;
 
 /** What one read of the list tells the watcher. */
 export interface EventHint {
 	/** Runs that events named as ended (to be confirmed by reading each). */
 	named: Set<string>;
-	/** Run events that named no run the watcher knows: runs ended, but which is not said. */
-	unnamed: number;
+	/** Ended runs to find (events named no run we know): each such event counts until a run is seen final, or for `UNEXPLAINED_MS`. */
+	unexplained: number;
 	/** False when the read skipped pages to reach the newest: it may have missed run events. */
 	complete: boolean;
 }
@@ -42,7 +45,12 @@ export class RunEventReader {
 	anchored = false;
 	/** Ids already read, with when they were read, in that order. */
 	private readonly seen = new Map<string, number>();
-	private unconfirmed: Array<{ runId: string; at: number }> = [];
+	/** Runs seen final by their own reads lately: an event naming one still shows that events name runs. */
+	private readonly recentlyFinal = new Map<string, number>();
+	/** When each run was seen final while naming was unknown: evidence once no event named it in time. */
+	private unconfirmedAt: number[] = [];
+	/** When run events that named no run were read, not yet matched by a run seen final. */
+	private unexplainedAt: number[] = [];
 	private misses = 0;
 	private unusableUntil = 0;
 
@@ -50,14 +58,17 @@ export class RunEventReader {
 		return now >= this.unusableUntil && this.namesRuns !== false;
 	}
 
-	/** A run was seen final by its own read: if no event ever names such runs, events name no run. */
+	/** A run was seen final by its own read: it explains an event that named no run; if no event ever names such runs, events name no run. */
 	seenFinal(runId: string, now: number): void {
-		if (this.namesRuns === undefined) this.unconfirmed.push({ runId: runId.toLowerCase(), at: now });
+		this.unexplainedAt.shift();
+		if (this.namesRuns === undefined) this.unconfirmedAt.push(now);
+		this.recentlyFinal.set(runId.toLowerCase(), now);
+		for (const [id, at] of this.recentlyFinal) if (at < now - RECENTLY_FINAL_MS || this.recentlyFinal.size > RECENTLY_FINAL_KEPT) this.recentlyFinal.delete(id);
 	}
 
-	/** One read of what was added since the last (`known`: the runs the watcher waits on or saw end); undefined if unreadable. */
-	async read(ctx: IExecuteFunctions, signal: AbortSignal, known: (runId: string) => boolean): Promise<EventHint | undefined> {
-		const hint: EventHint = { named: new Set(), unnamed: 0, complete: true };
+	/** One read of what was added since the last (`pending`: the runs the watcher waits on); undefined if unreadable. */
+	async read(ctx: IExecuteFunctions, signal: AbortSignal, pending: Set<string>): Promise<EventHint | undefined> {
+		const hint: EventHint = { named: new Set(), unexplained: 0, complete: true };
 		const now = Date.now();
 		let events: IDataObject[];
 		try {
@@ -68,22 +79,31 @@ export class RunEventReader {
 			if (!signal.aborted) this.unusableUntil = now + RETRY_AFTER_FAILURE_MS;
 			return undefined;
 		}
+		let unnamed = 0;
 		for (const event of events) {
 			if (!RUN_EVENT.test(String(event.type))) continue;
-			const runIds = [...idsIn(event.data)].filter(known);
+			const runIds = [...idsIn(event.data)].filter((runId) => pending.has(runId) || this.recentlyFinal.has(runId));
 			for (const runId of runIds) hint.named.add(runId);
-			if (runIds.length === 0) hint.unnamed++;
+			if (runIds.length === 0) unnamed++;
 		}
 		this.learnNaming(hint, now);
+		if (this.namesRuns !== true) hint.unexplained = this.countUnexplained(Date.now(), unnamed, pending.size);
 		return hint;
 	}
 
 	private learnNaming(hint: EventHint, now: number): void {
 		if (hint.named.size > 0) this.namesRuns = true;
 		const unknown = this.namesRuns === undefined;
-		this.misses += unknown ? this.unconfirmed.filter((entry) => now - entry.at >= NAMING_EVIDENCE_MS).length : 0;
-		this.unconfirmed = unknown ? this.unconfirmed.filter((entry) => now - entry.at < NAMING_EVIDENCE_MS) : [];
+		this.misses += unknown ? this.unconfirmedAt.filter((at) => now - at >= NAMING_EVIDENCE_MS).length : 0;
+		this.unconfirmedAt = unknown ? this.unconfirmedAt.filter((at) => now - at < NAMING_EVIDENCE_MS) : [];
 		if (this.misses >= NAMING_MISSES) this.namesRuns ??= false;
+	}
+
+	private countUnexplained(now: number, unnamed: number, cap: number): number {
+		this.unexplainedAt = this.unexplainedAt.filter((at) => at > now - UNEXPLAINED_MS);
+		for (let i = 0; i < unnamed; i++) this.unexplainedAt.push(now);
+		this.unexplainedAt.splice(0, Math.max(0, this.unexplainedAt.length - cap));
+		return this.unexplainedAt.length;
 	}
 
 	/** The first read: the newest page, whose events are taken as read (at most two requests). */

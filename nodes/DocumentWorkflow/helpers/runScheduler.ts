@@ -58,10 +58,10 @@ export class RunScheduler {
 	/** Probes of the current round are checked in turn (true) or each on its own gap (false). */
 	private rotating = false;
 
-	constructor(runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number; expectedAge?: number }>, private readonly settings: SchedulerSettings) {
+	constructor(runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number; expectedAge?: number; limitAt?: number }>, private readonly settings: SchedulerSettings) {
 		for (const run of runs) {
 			const firstCheckAge = Math.max(settings.firstCheckMs, run.firstCheckAge ?? 0);
-			this.runs.set(run.key, { key: run.key, submittedAt: run.submittedAt, firstCheckAge, expectedAge: run.expectedAge, role: 'waiting', round: 0, checking: false });
+			this.runs.set(run.key, { ...run, firstCheckAge, role: 'waiting', round: 0, checking: false });
 		}
 		this.startRound(0);
 	}
@@ -138,12 +138,6 @@ export class RunScheduler {
 	checkBy(key: number, at: number): void {
 		const run = this.runs.get(key);
 		if (run && !run.checking) run.pinnedAt = Math.min(run.pinnedAt ?? Infinity, at);
-	}
-
-	/** Makes sure the run is checked no later than `at` (e.g. its time limit). */
-	notLaterThan(key: number, at: number): void {
-		const run = this.runs.get(key);
-		if (run) run.limitAt = Math.min(run.limitAt ?? Infinity, at);
 	}
 
 	/** A look at the run told nothing: it is scheduled as before. */

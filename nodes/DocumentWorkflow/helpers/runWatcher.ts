@@ -1,17 +1,16 @@
 /**
- * One watcher per API key in this n8n process, shared by every execution's wait: one loop
- * sends the checks of all of them, what one run taught serves every other, and one read of
- * the event list looks at all of them. Each check runs with its own execution's context;
- * nothing is left running once nothing waits. Why it is shaped so: README.md.
+ * Waiting on runs (`waitForRuns`): one watcher per API key in this n8n process, shared by every
+ * execution's wait. One loop sends the checks of all of them, what one run taught serves every
+ * other, and one read of the event list looks at all of them. Each check runs with its own
+ * execution's context; nothing is left running once nothing waits. Why it is shaped so: README.md.
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
-import type { RunState } from './runCheck';
+import type { RunState, WaitOutcome, WaitSettings, WaitTarget } from './runCheck';
 import { FINAL_STATUSES, checkOnce } from './runCheck';
 import { RunEventReader } from './runEvents';
 import { ONE_LENGTH, PRECISION, RunScheduler, SINGLE_RUN_PRECISION } from './runScheduler';
-import type { WaitOutcome, WaitSettings, WaitTarget } from './runWaiter';
-import { ExecutionCancelledError, cancelSignalOf } from '../../shared/transport';
+import { CREDENTIAL_TYPE, ExecutionCancelledError, cancelSignalOf, limitScope, normalizeBaseUrl } from '../../shared/transport';
 
 /** What each value sets: README.md, "The values, and why". */
 const BUSY_SLICE_MS = 5;
@@ -24,9 +23,6 @@ const RUNS_FOR_ONE_LENGTH = 2;
 const PAST_LONGEST = 2;
 const WORKFLOWS_KEPT = 200;
 const KEYS_KEPT = 100;
-const UNEXPLAINED_MS = 10_000;
-const RECENTLY_FINAL_MS = 120_000;
-const RECENTLY_FINAL_KEPT = 5_000;
 
 /** The key of an API workflow's run lengths: ids compared as the API compares them. */
 const workflowKey = (workflowId: string | undefined): string => (workflowId ?? '').trim().toLowerCase();
@@ -36,10 +32,6 @@ class Knowledge {
 	readonly events = new RunEventReader();
 	/** The shortest and longest run seen per API workflow, and how many were seen, kept on the API's clock (README.md). */
 	private readonly lengths = new Map<string, { shortest: number; longest: number; runs: number }>();
-	/** Runs seen final lately: an event naming one shows that events name runs. */
-	private readonly recentlyFinal = new Map<string, number>();
-	/** When run events that named no run were read, not yet matched by a run seen final. */
-	private unexplainedAt: number[] = [];
 	/** The most the API's clock was seen ahead of ours: no timestamp it gives is later than its own now. */
 	private apiAhead = -Infinity;
 
@@ -66,38 +58,18 @@ class Knowledge {
 		this.lengths.delete(workflowId);
 		this.lengths.set(workflowId, { shortest: Math.min(known.shortest, seen), longest: Math.max(known.longest, seen), runs: known.runs + 1 });
 		if (this.lengths.size > WORKFLOWS_KEPT) this.lengths.delete(this.lengths.keys().next().value!);
-		const runId = state.runId.toLowerCase();
-		this.unexplainedAt.shift();
-		this.events.seenFinal(runId, now);
-		this.recentlyFinal.set(runId, now);
-		for (const [id, at] of this.recentlyFinal) if (at < now - RECENTLY_FINAL_MS || this.recentlyFinal.size > RECENTLY_FINAL_KEPT) this.recentlyFinal.delete(id);
+		this.events.seenFinal(state.runId, now);
 	}
 
-	/**
-	 * What the runs of this workflow seen so far tell; undefined before one was seen final. No
-	 * run of it is checked before `firstCheckAge`; where its runs take about as long (two runs
-	 * seen at least: one is no length runs share), they end at `expectedAge`; where events name
-	 * runs, one never read yet is first read at `firstReadAge` (see `Wait.firstCheckDeferrable`).
-	 */
-	lengthsOf(workflowId: string | undefined): { shortest: number; longest: number; firstCheckAge: number; expectedAge?: number; firstReadAge: number } | undefined {
+	/** What this workflow's runs seen final tell, undefined before one (README.md, "What one run taught", "The event list as a hint"). */
+	lengthsOf(workflowId: string | undefined, graceMs: number): { shortest: number; longest: number; firstCheckAge: number; expectedAge?: number; firstReadAge: number } | undefined {
 		const kept = this.lengths.get(workflowKey(workflowId));
 		if (!kept) return undefined;
 		const [shortest, longest] = [Math.max(0, kept.shortest - this.ahead), Math.max(0, kept.longest - this.ahead)];
 		const firstCheckAge = (this.events.namesRuns === true ? longest : shortest) * 1.04 + 150;
 		const expectedAge = kept.runs >= RUNS_FOR_ONE_LENGTH && longest <= shortest * ONE_LENGTH ? firstCheckAge : undefined;
-		return { shortest, longest, firstCheckAge, expectedAge, firstReadAge: expectedAge ?? PAST_LONGEST * longest };
-	}
-
-	/** Ended runs to find: each run event that named no run counts until a run is seen final, or for `UNEXPLAINED_MS`. */
-	unexplained(now: number, unnamed: number, cap: number): number {
-		this.unexplainedAt = this.unexplainedAt.filter((at) => at > now - UNEXPLAINED_MS);
-		for (let i = 0; i < unnamed; i++) this.unexplainedAt.push(now);
-		this.unexplainedAt.splice(0, Math.max(0, this.unexplainedAt.length - cap));
-		return this.unexplainedAt.length;
-	}
-
-	endedRecently(runId: string): boolean {
-		return this.recentlyFinal.has(runId);
+		// Where lengths vary, not before the grace period either: its read of the run is due anyway, and one read serves both.
+		return { shortest, longest, firstCheckAge, expectedAge, firstReadAge: expectedAge ?? Math.max(PAST_LONGEST * longest, graceMs) };
 	}
 }
 
@@ -123,15 +95,12 @@ class Wait {
 	constructor(readonly ctx: IExecuteFunctions, readonly states: RunState[], readonly settings: WaitSettings, readonly failFast: boolean, private readonly knowledge: Knowledge, private readonly begin: number) {
 		this.executionSignal = cancelSignalOf(ctx);
 		this.signal = this.executionSignal ? AbortSignal.any([this.over.signal, this.executionSignal]) : this.over.signal;
-		const lengths = states.map((state) => knowledge.lengthsOf(state.target.workflowId));
+		const lengths = states.map((state) => knowledge.lengthsOf(state.target.workflowId, settings.notFoundGraceMs));
 		this.lengthKnown = lengths.every((known) => known !== undefined);
-		const runs = states.map(({ submittedAt }, key) => ({ key, submittedAt, firstCheckAge: lengths[key]?.firstCheckAge, expectedAge: lengths[key]?.expectedAge }));
+		const runs = states.map(({ submittedAt, deadline }, key) => ({ key, submittedAt, firstCheckAge: lengths[key]?.firstCheckAge, expectedAge: lengths[key]?.expectedAge, limitAt: deadline }));
 		this.scheduler = new RunScheduler(runs, { firstCheckMs: settings.initialIntervalMs, longestIntervalMs: settings.maxIntervalMs, precision: states.length === 1 ? SINGLE_RUN_PRECISION : PRECISION });
-		states.forEach((state, key) => {
-			if (state.deadline !== undefined) this.scheduler.notLaterThan(key, state.deadline);
-			// Runs waited on by id: when they started is not known. The probes are read at once; their starts place the others.
-			if (state.target.submittedAt === undefined && this.scheduler.stateOf(key)?.role === 'probe') this.scheduler.pin(key, begin);
-		});
+		// Runs waited on by id: when they started is not known. The probes are read at once; their starts place the others.
+		for (const [key, state] of states.entries()) if (state.target.submittedAt === undefined && this.scheduler.stateOf(key)?.role === 'probe') this.scheduler.pin(key, begin);
 	}
 
 	/** Ends the wait when its runs are all done, or it failed or was cancelled; true once ended. */
@@ -150,11 +119,7 @@ class Wait {
 		return state.deadline === undefined || state.deadline > now + 1000;
 	}
 
-	/**
-	 * The share of a run's age between reads of the list that look at it: the closer one while its
-	 * workflow's run length was unknown as the wait began, until the run is older than the longest
-	 * seen since by `PAST_LONGEST` (its lengths vary: it is read as a later wait reads them).
-	 */
+	/** The share of a run's age between reads of the list that look at it (README.md, "The event list as a hint"). */
 	lookShareAt(age: number, lengths: { longest: number } | undefined): number {
 		return this.lengthKnown || (lengths !== undefined && age > PAST_LONGEST * lengths.longest) ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
 	}
@@ -166,9 +131,7 @@ class Wait {
 		const age = now - state.submittedAt;
 		if (!this.lengthKnown && age < this.settings.notFoundGraceMs) return true;
 		if (this.knowledge.events.namesRuns !== true) return false;
-		const lengths = this.knowledge.lengthsOf(state.target.workflowId);
-		// Where lengths vary, not before the grace period either: its read of the run is due anyway, and one read serves both.
-		return age < (lengths?.expectedAge ?? Math.max(lengths?.firstReadAge ?? 0, this.settings.notFoundGraceMs));
+		return age < (this.knowledge.lengthsOf(state.target.workflowId, this.settings.notFoundGraceMs)?.firstReadAge ?? this.settings.notFoundGraceMs);
 	}
 
 	async check(key: number): Promise<void> {
@@ -189,7 +152,6 @@ class Wait {
 			if (state.pinnedAt !== undefined) this.scheduler.pin(key, state.pinnedAt);
 			else this.scheduler.reportPending(key, now);
 			state.pinnedAt = undefined;
-			if (state.deadline !== undefined) this.scheduler.notLaterThan(key, state.deadline);
 		} catch (error) {
 			if (this.failure) return;
 			if (error instanceof ExecutionCancelledError || this.executionSignal?.aborted) {
@@ -262,15 +224,11 @@ export class RunWatcher {
 	}
 
 	private get concurrency(): number {
-		let most = 1;
-		for (const wait of this.waits) most = Math.max(most, Math.floor(wait.settings.concurrency));
-		return most;
+		return Math.max(1, ...[...this.waits].map((wait) => Math.floor(wait.settings.concurrency)));
 	}
 
 	private get inFlight(): number {
-		let count = this.eventReadInFlight ? 1 : 0;
-		for (const wait of this.waits) count += wait.inFlight;
-		return count;
+		return [...this.waits].reduce((count, wait) => count + wait.inFlight, this.eventReadInFlight ? 1 : 0);
 	}
 
 	/** Sends the due checks, earliest first across every wait, within each wait's concurrency and the watcher's. */
@@ -309,7 +267,7 @@ export class RunWatcher {
 				const age = now - run.submittedAt;
 				looked.push({ wait, key, age });
 				// Runs younger than the shortest of their workflow need no look yet; the gap is a share of the age at the last read.
-				const lengths = this.knowledge.lengthsOf(wait.states[key].target.workflowId);
+				const lengths = this.knowledge.lengthsOf(wait.states[key].target.workflowId, wait.settings.notFoundGraceMs);
 				const earliestEnd = lengths?.shortest ?? wait.settings.initialIntervalMs;
 				const ageAtLastRead = Math.max(earliestEnd, age - (now - this.lastEventReadAt));
 				const gap = Math.min(wait.settings.maxIntervalMs, Math.max(EVENT_READ_GAP_MS, wait.lookShareAt(ageAtLastRead, lengths) * ageAtLastRead));
@@ -338,11 +296,10 @@ export class RunWatcher {
 		const pending = new Set<string>();
 		for (const wait of this.waits) wait.states.forEach((state, key) => !wait.outcomes.has(key) && pending.add(state.runId.toLowerCase()));
 		// Unread (undefined), the list tells nothing: every run keeps its own schedule.
-		const hint = await reader.read(first.ctx, first.signal, (runId) => pending.has(runId) || this.knowledge.endedRecently(runId));
+		const hint = await reader.read(first.ctx, first.signal, pending);
 		this.eventReadInFlight = false;
 		const now = Date.now();
-		const unexplained = hint && reader.namesRuns !== true ? this.knowledge.unexplained(now, hint.unnamed, pending.size) : 0;
-		let guesses = unexplained;
+		let guesses = hint?.unexplained ?? 0;
 		// A run named as ended that is being checked already, or was not looked at, is checked next.
 		for (const wait of this.waits) {
 			wait.states.forEach((state, key) => {
@@ -358,7 +315,7 @@ export class RunWatcher {
 				continue;
 			}
 			const deferrable = wait.states[key].lastRun !== undefined || wait.firstCheckDeferrable(key, now);
-			if (hint?.complete && unexplained === 0 && deferrable) wait.scheduler.reportPending(key, now, true);
+			if (hint?.complete && hint.unexplained === 0 && deferrable) wait.scheduler.reportPending(key, now, true);
 			else wait.scheduler.release(key);
 			wait.inFlight--;
 		}
@@ -390,4 +347,15 @@ export function watcherFor(scope: string): RunWatcher {
 /** How many watchers are running now (one per API key waited on): none once nothing waits. */
 export function activeWatcherCount(): number {
 	return watchers.size;
+}
+
+/**
+ * Waits for every target's run to be final (or to stop early, time out, or never start); one
+ * outcome per target, in order. With `failFast` the first item error ends this wait and is
+ * thrown once its checks in flight are aborted and awaited. Other executions' waits go on.
+ */
+export async function waitForRuns(ctx: IExecuteFunctions, targets: WaitTarget[], settings: WaitSettings, failFast: boolean): Promise<WaitOutcome[]> {
+	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+	const scope = limitScope(normalizeBaseUrl(ctx.getNode(), credentials.baseUrl), credentials);
+	return await watcherFor(scope).wait(ctx, targets, settings, failFast);
 }

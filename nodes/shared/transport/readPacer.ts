@@ -31,15 +31,12 @@ export class ReadPacer {
 		return this.rate;
 	}
 
+	/** A read may be sent from then on. */
 	nextSendAt(): number {
 		return this.nextAt;
 	}
 
-	/** Whether a read may be sent at `now`: the rate since the last send is spent at once, at most `BURST_MS` of it. */
-	ready(now: number): boolean {
-		return this.nextAt <= now;
-	}
-
+	/** A read was sent at `now`: the rate since the last send is spent at once, at most `BURST_MS` of it. */
 	sent(now: number): void {
 		this.nextAt = Math.max(this.nextAt, now - BURST_MS) + 1000 / this.rate;
 	}

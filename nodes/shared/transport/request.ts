@@ -219,7 +219,7 @@ async function waitForSlot(call: Call): Promise<void> {
 		const pacer = readPacerFor(call.scope);
 		const now = Date.now();
 		if (rateLimitOpensAt(call.scope, call.limit) > now) continue;
-		if (pacer.ready(now)) return pacer.sent(now);
+		if (pacer.nextSendAt() <= now) return pacer.sent(now);
 		pacer.heldBack(now);
 		await pause(Math.max(1, pacer.nextSendAt() - now), call.signal);
 	}

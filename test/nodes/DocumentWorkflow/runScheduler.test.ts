@@ -127,14 +127,13 @@ describe('RunScheduler', () => {
 	});
 
 	it('a pinned check (a run id still 404) and a time limit come before the sweep', () => {
-		const scheduler = new RunScheduler(Array.from({ length: 20 }, (_, key) => ({ key, submittedAt: 0 })), DEFAULTS);
 		const notProbe = 0; // probes are spread over the batch: 1, 3, 5, …
+		const scheduler = new RunScheduler(Array.from({ length: 20 }, (_, key) => ({ key, submittedAt: 0, limitAt: key === notProbe ? 3000 : undefined })), DEFAULTS);
 		expect(takeDue(scheduler, 1000, 20)).not.toContain(notProbe);
 		scheduler.pin(notProbe, 1500);
 		expect(scheduler.nextDue()?.at).toBeLessThanOrEqual(1500);
 		expect(takeDue(scheduler, 1500, 20)).toContain(notProbe);
 		scheduler.reportPending(notProbe, 1510);
-		scheduler.notLaterThan(notProbe, 3000);
 		expect(takeDue(scheduler, 3000, 20)).toContain(notProbe);
 	});
 

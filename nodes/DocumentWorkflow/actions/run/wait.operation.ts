@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import type { WaitTarget } from '../../helpers/runWaiter';
+import type { WaitTarget } from '../../helpers/runCheck';
 import { requireUuid } from '../../../shared/transport';
 import { optionsCollection, outputBinaryField, runIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';

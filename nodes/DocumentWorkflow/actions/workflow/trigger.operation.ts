@@ -4,7 +4,7 @@ import { mapWithConcurrency } from '../../helpers/concurrency';
 import { automaticIdempotencyKey, recalledTriggerResult, rememberTimedOutUpload, rememberTriggerResult, uploadTimedOutBefore } from '../../helpers/idempotency';
 import type { MultipartUpload } from '../../helpers/multipartUpload';
 import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
-import type { WaitOutcomeKind, WaitTarget } from '../../helpers/runWaiter';
+import type { WaitOutcomeKind, WaitTarget } from '../../helpers/runCheck';
 import type { ApiErrorOverrides, ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { optionsCollection, workflowIdField } from '../fields';
