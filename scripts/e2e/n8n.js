@@ -157,6 +157,9 @@ const LOAD_ERROR_PATTERNS = [
 	/Unrecognized credential type[^\n]*documentWorkflowApi/i,
 ];
 
+/** The ports above 1023 that fetch refuses to connect to ("bad ports", https://fetch.spec.whatwg.org/#port-blocking). */
+const FETCH_BAD_PORTS = new Set([1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080]);
+
 class N8nInstance {
 	/**
 	 * @param {object} opts
@@ -173,6 +176,9 @@ class N8nInstance {
 		// E2E_PORT_OFFSET moves every instance of a run, so two checkouts can run their suites side by side.
 		this.port = (opts.port || 5678) + Number(process.env.E2E_PORT_OFFSET || 0);
 		if (this.port === 5679) throw new Error('port 5679 is the n8n task broker port; choose another');
+		if (FETCH_BAD_PORTS.has(this.port)) {
+			throw new Error(`port ${this.port} is one that fetch refuses to connect to (the Fetch standard's "bad ports"), so n8n's health check could never pass there; choose another E2E_PORT_OFFSET`);
+		}
 		this.brokerPort = opts.brokerPort;
 		this.extraEnv = opts.env || {};
 		this.encryptionKey = opts.encryptionKey || 'e2e-document-workflow-encryption-key';
