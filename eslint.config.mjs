@@ -16,7 +16,17 @@ import { config } from '@n8n/node-cli/eslint';
 import { globalIgnores } from 'eslint/config';
 
 const developmentOnly = globalIgnores(
-	['test/', 'sandbox/', 'bench/', 'scripts/', 'examples/', 'docs/', '.sandbox-build/', '.e2e/', 'coverage/'],
+	[
+		'test/',
+		'sandbox/',
+		'bench/',
+		'scripts/',
+		'examples/',
+		'docs/',
+		'.sandbox-build/',
+		'.e2e/',
+		'coverage/',
+	],
 	'Development-only trees, never published',
 );
 

@@ -41,7 +41,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
 	await sb.stop();
-	writeSuiteResults({ suite: 'benchmark', title: 'Document Workflow node: waiting on runs, and files', sections, goals });
+	writeSuiteResults({
+		suite: 'benchmark',
+		title: 'Document Workflow node: waiting on runs, and files',
+		sections,
+		goals,
+	});
 });
 
 /**
@@ -50,7 +55,10 @@ afterAll(async () => {
  * rows before it taught; each row is measured from nothing, as a new user's first batch.
  */
 async function freshKey(): Promise<void> {
-	credentials = { baseUrl: sb.baseUrl, apiKey: (await sb.control.createKey({ name: 'bench' })).key };
+	credentials = {
+		baseUrl: sb.baseUrl,
+		apiKey: (await sb.control.createKey({ name: 'bench' })).key,
+	};
 }
 
 const MB = 1024 * 1024;
@@ -85,7 +93,14 @@ async function sampled<T>(fn: () => Promise<T>): Promise<Sampled<T>> {
 	try {
 		const value = await fn();
 		sample();
-		return { value, ms: Date.now() - started, peakRssMb: peakRss / MB, rssGrowthMb: (peakRss - base.rss) / MB, peakHeapMb: peakHeap / MB, allocGrowthMb: (peakAlloc - baseAlloc) / MB };
+		return {
+			value,
+			ms: Date.now() - started,
+			peakRssMb: peakRss / MB,
+			rssGrowthMb: (peakRss - base.rss) / MB,
+			peakHeapMb: peakHeap / MB,
+			allocGrowthMb: (peakAlloc - baseAlloc) / MB,
+		};
 	} finally {
 		clearInterval(timer);
 	}
@@ -99,7 +114,13 @@ function expectOk(result: NodeRunResult): NodeRunResult {
 const items = (count: number, offset = 0): InputItem[] =>
 	Array.from({ length: count }, (_, i) => ({
 		json: { index: offset + i },
-		binary: { data: { data: Buffer.from(`%PDF-1.4\n% small document ${offset + i}\n%%EOF\n`), fileName: `doc-${offset + i}.pdf`, mimeType: 'application/pdf' } },
+		binary: {
+			data: {
+				data: Buffer.from(`%PDF-1.4\n% small document ${offset + i}\n%%EOF\n`),
+				fileName: `doc-${offset + i}.pdf`,
+				mimeType: 'application/pdf',
+			},
+		},
 	}));
 
 // ---- waiting on a batch ---------------------------------------------------------------------
@@ -124,17 +145,26 @@ const seconds = (ms: number) => `${round(ms / 1000, 1)} s`;
 
 /** Median and worst output lateness of the repeats: each repeat's median and worst over its documents, then the median of those. */
 const lateness = (runs: BatchFigures[]): [string, string] => {
-	const cell = (ms: number, share: number) => `${round(ms / 1000, 2)} s (${round(share * 100, 1)}%)`;
+	const cell = (ms: number, share: number) =>
+		`${round(ms / 1000, 2)} s (${round(share * 100, 1)}%)`;
 	return [
 		cell(median(runs.map((r) => median(r.lateMs))), median(runs.map((r) => median(r.lateShare)))),
-		cell(median(runs.map((r) => Math.max(...r.lateMs))), median(runs.map((r) => Math.max(...r.lateShare)))),
+		cell(
+			median(runs.map((r) => Math.max(...r.lateMs))),
+			median(runs.map((r) => Math.max(...r.lateShare))),
+		),
 	];
 };
 
 /** Gives each of the next documents of the workflow its own run length. */
 async function scriptRuns(workflowId: string, lengths: number[]): Promise<void> {
 	await sb.control.clearNextScripts(workflowId);
-	for (const ms of lengths) await sb.control.setNextScripts(workflowId, [{ status: 'running', ms: ms * TIME_SCALE }, { status: 'completed' }], 1);
+	for (const ms of lengths)
+		await sb.control.setNextScripts(
+			workflowId,
+			[{ status: 'running', ms: ms * TIME_SCALE }, { status: 'completed' }],
+			1,
+		);
 }
 
 const belongsTo = (entry: RequestLogEntry, workflowId: string, runIds: Set<string>) => {
@@ -151,64 +181,128 @@ const belongsTo = (entry: RequestLogEntry, workflowId: string, runIds: Set<strin
  * reads per document (its run, its output) at the limit. Run → Wait: the uploads (a Submit
  * Document node without waiting) are part of the batch, its time and its requests.
  */
-async function runBatch(way: Way, workflowId: string, lengths: number[], readLimit?: number, eventShare = 1): Promise<BatchFigures> {
+async function runBatch(
+	way: Way,
+	workflowId: string,
+	lengths: number[],
+	readLimit?: number,
+	eventShare = 1,
+): Promise<BatchFigures> {
 	await scriptRuns(workflowId, lengths);
 	const documents = lengths.length;
-	const submitOnly = { resource: 'workflow', operation: 'trigger', workflowId, binaryPropertyName: 'data', options: {} };
+	const submitOnly = {
+		resource: 'workflow',
+		operation: 'trigger',
+		workflowId,
+		binaryPropertyName: 'data',
+		options: {},
+	};
 	const waitOptions = { includeOutput: true };
 	const startedAt = Date.now();
 	let result: NodeRunResult;
 	if (way === 'submit') {
-		result = expectOk(await runActionNode({ parameters: { ...submitOnly, waitForCompletion: true, options: waitOptions }, items: items(documents), credentials }));
-	} else {
-		const submitted = expectOk(await runActionNode({ parameters: submitOnly, items: items(documents), credentials }));
 		result = expectOk(
 			await runActionNode({
-				parameters: { resource: 'run', operation: 'wait', runId: '={{ $json.runId }}', options: waitOptions },
+				parameters: { ...submitOnly, waitForCompletion: true, options: waitOptions },
+				items: items(documents),
+				credentials,
+			}),
+		);
+	} else {
+		const submitted = expectOk(
+			await runActionNode({ parameters: submitOnly, items: items(documents), credentials }),
+		);
+		result = expectOk(
+			await runActionNode({
+				parameters: {
+					resource: 'run',
+					operation: 'wait',
+					runId: '={{ $json.runId }}',
+					options: waitOptions,
+				},
 				items: submitted.items.map((item) => ({ json: { runId: item.json.runId } })),
 				credentials,
 			}),
 		);
 	}
 	const endReal = Date.now();
-	if (result.items.some((item) => item.json.waitOutcome !== 'completed' || item.json.output === undefined || item.json.output === null)) {
+	if (
+		result.items.some(
+			(item) =>
+				item.json.waitOutcome !== 'completed' ||
+				item.json.output === undefined ||
+				item.json.output === null,
+		)
+	) {
 		throw new Error('a run did not complete with its output');
 	}
-	return await figures(workflowId, new Set(result.items.map((item) => String(item.json.runId))), endReal, documents, startedAt, readLimit, eventShare);
+	return await figures(
+		workflowId,
+		new Set(result.items.map((item) => String(item.json.runId))),
+		endReal,
+		documents,
+		startedAt,
+		readLimit,
+		eventShare,
+	);
 }
 
 /**
  * `eventShare`: the part of the event-list reads made while the batch waited that is the
  * batch's (1 alone; 0.5 when two equal batches wait side by side and share the reads).
  */
-async function figures(workflowId: string, runIds: Set<string>, endReal: number, documents: number, since: number, readLimit?: number, eventShare = 1): Promise<BatchFigures> {
-	const all = (await sb.control.getRequests({ origin: 'api' })).filter((entry) => entry.realTimeMs >= since && entry.realTimeMs <= endReal);
+async function figures(
+	workflowId: string,
+	runIds: Set<string>,
+	endReal: number,
+	documents: number,
+	since: number,
+	readLimit?: number,
+	eventShare = 1,
+): Promise<BatchFigures> {
+	const all = (await sb.control.getRequests({ origin: 'api' })).filter(
+		(entry) => entry.realTimeMs >= since && entry.realTimeMs <= endReal,
+	);
 	const log = all.filter((entry) => belongsTo(entry, workflowId, runIds));
 	const eventReads = all.filter((entry) => entry.path.startsWith('/events'));
-	const firstUpload = log.filter((entry) => entry.method === 'POST').sort((a, b) => a.realTimeMs - b.realTimeMs)[0];
+	const firstUpload = log
+		.filter((entry) => entry.method === 'POST')
+		.sort((a, b) => a.realTimeMs - b.realTimeMs)[0];
 	// The sandbox's clock and this process's clock differ by the sandbox's offset (0 unless advanced).
 	const startSandbox = Date.parse(firstUpload.time);
 	const runs = (await sb.control.listRuns({ workflowId })).filter((run) => runIds.has(run.id));
 	const ends = runs.map((run) => Date.parse(String(run.completedOn)));
 	let floorEnd = Math.max(...ends);
-	if (readLimit) floorEnd = Math.max(floorEnd, Math.min(...ends) + ((2 * documents) / readLimit) * 1000);
+	if (readLimit)
+		floorEnd = Math.max(floorEnd, Math.min(...ends) + ((2 * documents) / readLimit) * 1000);
 	const late = outputLateness(log, runs);
 	return {
 		ms: endReal - firstUpload.realTimeMs,
 		floorMs: floorEnd - startSandbox,
 		requests: log.length + eventShare * eventReads.length,
-		rateLimited: log.filter((entry) => entry.status === 429).length + eventShare * eventReads.filter((entry) => entry.status === 429).length,
+		rateLimited:
+			log.filter((entry) => entry.status === 429).length +
+			eventShare * eventReads.filter((entry) => entry.status === 429).length,
 		documents,
 		...late,
 	};
 }
 
 /** For each run: from its completedOn to the first successful read of its output, in ms and as a share of the run's length. */
-function outputLateness(log: RequestLogEntry[], runs: Array<{ id: string; completedOn: string | null; startedOn: string | null; visibleOn: string }>): { lateMs: number[]; lateShare: number[] } {
+function outputLateness(
+	log: RequestLogEntry[],
+	runs: Array<{
+		id: string;
+		completedOn: string | null;
+		startedOn: string | null;
+		visibleOn: string;
+	}>,
+): { lateMs: number[]; lateShare: number[] } {
 	const firstRead = new Map<string, number>();
 	for (const entry of log) {
 		const runId = /^\/runs\/([^/]+)\/output$/.exec(entry.path.split('?')[0])?.[1];
-		if (entry.method === 'GET' && runId && entry.status === 200 && !firstRead.has(runId)) firstRead.set(runId, Date.parse(entry.time));
+		if (entry.method === 'GET' && runId && entry.status === 200 && !firstRead.has(runId))
+			firstRead.set(runId, Date.parse(entry.time));
 	}
 	const lateMs: number[] = [];
 	const lateShare: number[] = [];
@@ -233,7 +327,8 @@ interface Row {
 
 const same = (ms: number) => () => new Array<number>(BATCH).fill(ms);
 /** Evenly from 5 s to 120 s, shuffled so that upload order says nothing about length. */
-const spread = () => Array.from({ length: BATCH }, (_, i) => 5000 + ((i * 7919) % BATCH) * (115_000 / (BATCH - 1)));
+const spread = () =>
+	Array.from({ length: BATCH }, (_, i) => 5000 + ((i * 7919) % BATCH) * (115_000 / (BATCH - 1)));
 
 /**
  * Time goals of issue 18's goals table, which states these rows with Include Output on: every
@@ -243,10 +338,26 @@ const spread = () => Array.from({ length: BATCH }, (_, i) => 5000 + ((i * 7919) 
  */
 const ROW_LIST: Row[] = [
 	{ name: `${BATCH} documents, every run 5 s`, lengths: same(5000), long: false, maxRatio: 1.15 },
-	{ name: `${BATCH} documents, every run 5 s, read limit ${READ_LIMIT}/s`, lengths: same(5000), long: false, maxRatio: 1.25, readLimit: READ_LIMIT },
+	{
+		name: `${BATCH} documents, every run 5 s, read limit ${READ_LIMIT}/s`,
+		lengths: same(5000),
+		long: false,
+		maxRatio: 1.25,
+		readLimit: READ_LIMIT,
+	},
 	{ name: `${BATCH} documents, every run 60 s`, lengths: same(60_000), long: true, maxRatio: 1.15 },
-	{ name: `${BATCH} documents, runs spread from 5 s to 120 s`, lengths: spread, long: true, maxRatio: 1.15 },
-	{ name: `${BATCH} documents, every run 5 minutes`, lengths: same(300_000), long: true, maxRatio: 1.15 },
+	{
+		name: `${BATCH} documents, runs spread from 5 s to 120 s`,
+		lengths: spread,
+		long: true,
+		maxRatio: 1.15,
+	},
+	{
+		name: `${BATCH} documents, every run 5 minutes`,
+		lengths: same(300_000),
+		long: true,
+		maxRatio: 1.15,
+	},
 ];
 const MAX_REQUESTS_PER_DOCUMENT = 3.5;
 const MAX_429_SHARE = 0.01;
@@ -258,7 +369,10 @@ const MAX_429_SHARE = 0.01;
 const ONE_DOCUMENT_MAX_REQUESTS = 30;
 const ONE_DOCUMENT_MAX_LATE_SHARE = 0.2;
 
-const wayName: Record<Way, string> = { submit: 'Submit Document, Wait for Completion', runWait: 'Run → Wait for Completion (by run id)' };
+const wayName: Record<Way, string> = {
+	submit: 'Submit Document, Wait for Completion',
+	runWait: 'Run → Wait for Completion (by run id)',
+};
 
 describe('waiting on a batch', () => {
 	const table: string[][] = [];
@@ -269,13 +383,27 @@ describe('waiting on a batch', () => {
 			text: [
 				'Each row is one batch through n8n-core against the in-process sandbox, every option at its default but Include Output, which is on; each batch (each repeat) uses an API key of its own, so it starts from nothing the rows before it taught (the two batches of a long row share one key, as two workflows of one user would).',
 				'Run → Wait for Completion: a Submit Document node without waiting uploads the batch, then a Run → Wait for Completion node waits on the run ids; both are part of the row (time, requests).',
-				'The floor is the time from the first upload\'s start to the moment the slowest run became final, on the sandbox\'s clock; nothing else is added to it.',
+				"The floor is the time from the first upload's start to the moment the slowest run became final, on the sandbox's clock; nothing else is added to it.",
 				`With a read limit, the floor is the later of that and the first run's end plus two reads per document (its run, its output) at the limit (2 × documents ÷ ${READ_LIMIT} seconds).`,
-				'The time runs from the first upload\'s start to the waiting node\'s end, when n8n gets every item. Requests per document count every API request of the batch from the sandbox\'s request log: uploads, checks, event-list reads (shared by the two batches of a long row: half each), output reads, 429 answers.',
-				'"Output read late": for each document, from its run\'s completedOn to the first successful read of its output, on the sandbox\'s clock; the share is of the run\'s length.',
+				"The time runs from the first upload's start to the waiting node's end, when n8n gets every item. Requests per document count every API request of the batch from the sandbox's request log: uploads, checks, event-list reads (shared by the two batches of a long row: half each), output reads, 429 answers.",
+				"\"Output read late\": for each document, from its run's completedOn to the first successful read of its output, on the sandbox's clock; the share is of the run's length.",
 				`Short rows: median of ${REPEATS} (each figure is the median over the repeats; the lateness of one repeat is over all its documents). Long rows (60 s, 5 to 120 s, 5 minutes) run once, the two ways at the same time on two workflows of the sandbox.`,
 			].join(' '),
-			table: { columns: ['batch', 'how', 'time', 'floor', 'time vs floor', 'requests per document', '429 answers', 'output read late: median', 'worst', 'runs'], rows: table },
+			table: {
+				columns: [
+					'batch',
+					'how',
+					'time',
+					'floor',
+					'time vs floor',
+					'requests per document',
+					'429 answers',
+					'output read late: median',
+					'worst',
+					'runs',
+				],
+				rows: table,
+			},
 		});
 	});
 
@@ -283,10 +411,33 @@ describe('waiting on a batch', () => {
 		const ratio = median(runs.map((r) => r.ms / r.floorMs));
 		const perDocument = median(runs.map((r) => r.requests / r.documents));
 		const share = median(runs.map((r) => r.rateLimited / r.requests));
-		table.push([row.name, wayName[way], seconds(median(runs.map((r) => r.ms))), seconds(median(runs.map((r) => r.floorMs))), `${round(ratio, 2)}×`, `${round(perDocument, 2)}`, `${round(share * 100, 2)}%`, ...lateness(runs), String(runs.length)]);
-		goals.push({ goal: `${row.name}, ${wayName[way]}: within ${row.maxRatio}× of the floor`, figure: `${round(ratio, 2)}×`, met: ratio <= row.maxRatio });
-		goals.push({ goal: `${row.name}, ${wayName[way]}: at most ${MAX_REQUESTS_PER_DOCUMENT} API requests per document`, figure: `${round(perDocument, 2)}`, met: perDocument <= MAX_REQUESTS_PER_DOCUMENT });
-		if (row.readLimit) goals.push({ goal: `${row.name}, ${wayName[way]}: under 1% of requests answered 429`, figure: `${round(share * 100, 2)}%`, met: share < MAX_429_SHARE });
+		table.push([
+			row.name,
+			wayName[way],
+			seconds(median(runs.map((r) => r.ms))),
+			seconds(median(runs.map((r) => r.floorMs))),
+			`${round(ratio, 2)}×`,
+			`${round(perDocument, 2)}`,
+			`${round(share * 100, 2)}%`,
+			...lateness(runs),
+			String(runs.length),
+		]);
+		goals.push({
+			goal: `${row.name}, ${wayName[way]}: within ${row.maxRatio}× of the floor`,
+			figure: `${round(ratio, 2)}×`,
+			met: ratio <= row.maxRatio,
+		});
+		goals.push({
+			goal: `${row.name}, ${wayName[way]}: at most ${MAX_REQUESTS_PER_DOCUMENT} API requests per document`,
+			figure: `${round(perDocument, 2)}`,
+			met: perDocument <= MAX_REQUESTS_PER_DOCUMENT,
+		});
+		if (row.readLimit)
+			goals.push({
+				goal: `${row.name}, ${wayName[way]}: under 1% of requests answered 429`,
+				figure: `${round(share * 100, 2)}%`,
+				met: share < MAX_429_SHARE,
+			});
 	};
 
 	for (const row of ROW_LIST) {
@@ -294,10 +445,14 @@ describe('waiting on a batch', () => {
 		(skip ? test.skip : test)(row.name, async () => {
 			await sb.control.reset();
 			await freshKey();
-			if (row.readLimit) await sb.control.setRateLimits({ reads: { limit: row.readLimit, windowMs: 1000 } });
+			if (row.readLimit)
+				await sb.control.setRateLimits({ reads: { limit: row.readLimit, windowMs: 1000 } });
 			if (row.long) {
 				// Once, the two ways side by side on two workflows.
-				const other = await sb.control.createWorkflow({ name: 'bench (Run → Wait)', triggerFormats: ['pdf'] });
+				const other = await sb.control.createWorkflow({
+					name: 'bench (Run → Wait)',
+					triggerFormats: ['pdf'],
+				});
 				const [submitted, byId] = await Promise.all([
 					runBatch('submit', sb.defaultWorkflowId, row.lengths(), row.readLimit, 0.5),
 					runBatch('runWait', other.id, row.lengths(), row.readLimit, 0.5),
@@ -311,7 +466,8 @@ describe('waiting on a batch', () => {
 				for (let repeat = 0; repeat < REPEATS; repeat++) {
 					await sb.control.reset();
 					await freshKey();
-					if (row.readLimit) await sb.control.setRateLimits({ reads: { limit: row.readLimit, windowMs: 1000 } });
+					if (row.readLimit)
+						await sb.control.setRateLimits({ reads: { limit: row.readLimit, windowMs: 1000 } });
 					// Let the previous batch's rate-limit window pass.
 					await pauseMs(1500);
 					runs.push(await runBatch(way, sb.defaultWorkflowId, row.lengths(), row.readLimit));
@@ -332,10 +488,32 @@ describe('waiting on a batch', () => {
 		const requests = median(runs.map((r) => r.requests));
 		const share = median(runs.map((r) => r.rateLimited / r.requests));
 		const worstLate = median(runs.map((r) => Math.max(...r.lateShare)));
-		table.push(['1 document, a 5 s run', wayName.submit, seconds(median(runs.map((r) => r.ms))), seconds(median(runs.map((r) => r.floorMs))), `${round(median(runs.map((r) => r.ms / r.floorMs)), 2)}×`, `${round(requests, 2)}`, `${round(share * 100, 2)}%`, ...lateness(runs), String(runs.length)]);
-		goals.push({ goal: 'one document with a 5 s run: seen final within 1.5 s of the floor', figure: `${round(over / 1000, 2)} s after`, met: over <= 1500 });
-		goals.push({ goal: `one document with a 5 s run: at most ${ONE_DOCUMENT_MAX_REQUESTS} API requests`, figure: `${round(requests, 2)}`, met: requests <= ONE_DOCUMENT_MAX_REQUESTS });
-		goals.push({ goal: `one document with a 5 s run: output read at worst ${ONE_DOCUMENT_MAX_LATE_SHARE * 100}% of the run after it completed`, figure: `${round(worstLate * 100, 1)}%`, met: worstLate <= ONE_DOCUMENT_MAX_LATE_SHARE });
+		table.push([
+			'1 document, a 5 s run',
+			wayName.submit,
+			seconds(median(runs.map((r) => r.ms))),
+			seconds(median(runs.map((r) => r.floorMs))),
+			`${round(median(runs.map((r) => r.ms / r.floorMs)), 2)}×`,
+			`${round(requests, 2)}`,
+			`${round(share * 100, 2)}%`,
+			...lateness(runs),
+			String(runs.length),
+		]);
+		goals.push({
+			goal: 'one document with a 5 s run: seen final within 1.5 s of the floor',
+			figure: `${round(over / 1000, 2)} s after`,
+			met: over <= 1500,
+		});
+		goals.push({
+			goal: `one document with a 5 s run: at most ${ONE_DOCUMENT_MAX_REQUESTS} API requests`,
+			figure: `${round(requests, 2)}`,
+			met: requests <= ONE_DOCUMENT_MAX_REQUESTS,
+		});
+		goals.push({
+			goal: `one document with a 5 s run: output read at worst ${ONE_DOCUMENT_MAX_LATE_SHARE * 100}% of the run after it completed`,
+			figure: `${round(worstLate * 100, 1)}%`,
+			met: worstLate <= ONE_DOCUMENT_MAX_LATE_SHARE,
+		});
 	});
 });
 
@@ -350,7 +528,8 @@ describe('waiting on a batch', () => {
 		const fd = openSync(file, 'w');
 		writeSync(fd, Buffer.from('%PDF-1.4\n'));
 		const chunk = Buffer.alloc(MB, 7);
-		for (let written = 9; written < size; written += chunk.length) writeSync(fd, chunk, 0, Math.min(chunk.length, size - written));
+		for (let written = 9; written < size; written += chunk.length)
+			writeSync(fd, chunk, 0, Math.min(chunk.length, size - written));
 		closeSync(fd);
 		const upload: Sampled<number>[] = [];
 		const output: Sampled<number>[] = [];
@@ -364,8 +543,25 @@ describe('waiting on a batch', () => {
 					await sampled(async () => {
 						const result = expectOk(
 							await runActionNode({
-								parameters: { resource: 'workflow', operation: 'trigger', workflowId: sb.defaultWorkflowId, binaryPropertyName: 'data', options: {} },
-								items: [{ json: {}, binary: { data: { data: createReadStream(file) as unknown as Buffer, fileName: 'big.pdf', mimeType: 'application/pdf' } } }],
+								parameters: {
+									resource: 'workflow',
+									operation: 'trigger',
+									workflowId: sb.defaultWorkflowId,
+									binaryPropertyName: 'data',
+									options: {},
+								},
+								items: [
+									{
+										json: {},
+										binary: {
+											data: {
+												data: createReadStream(file) as unknown as Buffer,
+												fileName: 'big.pdf',
+												mimeType: 'application/pdf',
+											},
+										},
+									},
+								],
 								credentials,
 							}),
 						);
@@ -377,11 +573,25 @@ describe('waiting on a batch', () => {
 
 				await sb.control.updateWorkflow(sb.defaultWorkflowId, {
 					script: [{ status: 'completed' }],
-					outputs: [{ nodeId: 'scan', kind: 'binary', contentType: 'application/pdf', filename: 'scan.pdf', sizeBytes: 10 * MB }],
+					outputs: [
+						{
+							nodeId: 'scan',
+							kind: 'binary',
+							contentType: 'application/pdf',
+							filename: 'scan.pdf',
+							sizeBytes: 10 * MB,
+						},
+					],
 				});
 				const submitted = expectOk(
 					await runActionNode({
-						parameters: { resource: 'workflow', operation: 'trigger', workflowId: sb.defaultWorkflowId, binaryPropertyName: 'data', options: {} },
+						parameters: {
+							resource: 'workflow',
+							operation: 'trigger',
+							workflowId: sb.defaultWorkflowId,
+							binaryPropertyName: 'data',
+							options: {},
+						},
 						items: items(1),
 						credentials,
 					}),
@@ -390,8 +600,20 @@ describe('waiting on a batch', () => {
 				await pauseMs(200);
 				output.push(
 					await sampled(async () => {
-						const result = expectOk(await runActionNode({ parameters: { resource: 'run', operation: 'getOutput', runId, binaryPropertyName: 'data' }, credentials }));
-						const content = await Container.get(BinaryDataService).getAsBuffer(result.items[0].binary!.data);
+						const result = expectOk(
+							await runActionNode({
+								parameters: {
+									resource: 'run',
+									operation: 'getOutput',
+									runId,
+									binaryPropertyName: 'data',
+								},
+								credentials,
+							}),
+						);
+						const content = await Container.get(BinaryDataService).getAsBuffer(
+							result.items[0].binary!.data,
+						);
 						if (content.length !== 10 * MB) throw new Error(`output of ${content.length} bytes`);
 						return content.length;
 					}),
@@ -408,15 +630,33 @@ describe('waiting on a batch', () => {
 			table: {
 				columns: ['measure', '200 MB upload', '10 MB output read'],
 				rows: [
-					['time', `${round(median(upload.map((r) => r.ms)) / 1000, 2)} s`, `${round(median(output.map((r) => r.ms)) / 1000, 2)} s`],
-					['RSS growth', mb(upload.map((r) => r.rssGrowthMb)), mb(output.map((r) => r.rssGrowthMb))],
-					['heap + external growth', mb(upload.map((r) => r.allocGrowthMb)), mb(output.map((r) => r.allocGrowthMb))],
+					[
+						'time',
+						`${round(median(upload.map((r) => r.ms)) / 1000, 2)} s`,
+						`${round(median(output.map((r) => r.ms)) / 1000, 2)} s`,
+					],
+					[
+						'RSS growth',
+						mb(upload.map((r) => r.rssGrowthMb)),
+						mb(output.map((r) => r.rssGrowthMb)),
+					],
+					[
+						'heap + external growth',
+						mb(upload.map((r) => r.allocGrowthMb)),
+						mb(output.map((r) => r.allocGrowthMb)),
+					],
 					['peak RSS', mb(upload.map((r) => r.peakRssMb)), mb(output.map((r) => r.peakRssMb))],
 				],
 			},
 		});
-		const growth = Math.max(median(upload.map((r) => r.rssGrowthMb)), median(upload.map((r) => r.allocGrowthMb)));
-		goals.push({ goal: '200 MB upload (filesystem mode): memory grows far less than the file (≤ 20% of it, 40 MB; the larger of RSS and heap+external growth)', figure: `${round(growth)} MB`, met: growth <= 40 });
+		const growth = Math.max(
+			median(upload.map((r) => r.rssGrowthMb)),
+			median(upload.map((r) => r.allocGrowthMb)),
+		);
+		goals.push({
+			goal: '200 MB upload (filesystem mode): memory grows far less than the file (≤ 20% of it, 40 MB; the larger of RSS and heap+external growth)',
+			figure: `${round(growth)} MB`,
+			met: growth <= 40,
+		});
 	});
 });
-

@@ -5,7 +5,9 @@ module.exports = {
 	testEnvironment: 'node',
 	roots: ['<rootDir>/bench'],
 	// BENCH_SUITES=webhook,trigger runs only those files' suites (`<name>.bench.ts`); every suite by default.
-	testMatch: process.env.BENCH_SUITES ? process.env.BENCH_SUITES.split(',').map((name) => `**/${name.trim()}.bench.ts`) : ['**/*.bench.ts'],
+	testMatch: process.env.BENCH_SUITES
+		? process.env.BENCH_SUITES.split(',').map((name) => `**/${name.trim()}.bench.ts`)
+		: ['**/*.bench.ts'],
 	transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
 	setupFiles: ['<rootDir>/test/harness/env.ts'],
 	// The same run-wide key scan and temporary-folder root as `npm test`, so a bench run leaves no folder behind.

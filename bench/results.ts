@@ -29,7 +29,10 @@ export const RESULTS_DIR = join(__dirname, '..', '.bench-results');
 
 export function writeSuiteResults(results: SuiteResults): void {
 	mkdirSync(RESULTS_DIR, { recursive: true });
-	writeFileSync(join(RESULTS_DIR, `${results.suite}.json`), `${JSON.stringify(results, null, 2)}\n`);
+	writeFileSync(
+		join(RESULTS_DIR, `${results.suite}.json`),
+		`${JSON.stringify(results, null, 2)}\n`,
+	);
 }
 
 export const median = (values: number[]): number => {
@@ -38,4 +41,5 @@ export const median = (values: number[]): number => {
 	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-export const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;
+export const round = (value: number, digits = 1): number =>
+	Math.round(value * 10 ** digits) / 10 ** digits;

@@ -15,7 +15,14 @@
  */
 import { startSandbox } from '../sandbox/src';
 import type { EventInput, Sandbox } from '../sandbox/src';
-import { DAY, MINUTE, TriggerHost, burstEvents, compareDelivered, spreadEvents } from '../test/harness/triggerHost';
+import {
+	DAY,
+	MINUTE,
+	TriggerHost,
+	burstEvents,
+	compareDelivered,
+	spreadEvents,
+} from '../test/harness/triggerHost';
 import type { Goal, Section } from './results';
 import { writeSuiteResults } from './results';
 
@@ -38,7 +45,8 @@ afterAll(async () => {
 const sections: Section[] = [];
 const goals: Goal[] = [];
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (values: number[]) =>
+	[...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -74,7 +82,11 @@ test('idle polls, 1,000 new events, first activation over 50,000 events, 24 hour
 	for (let repeat = 0; repeat < REPEATS; repeat++) {
 		await sb.control.reset();
 		const now = (await sb.control.getClock()).nowMs;
-		const history: EventInput[] = Array.from({ length: 50_000 }, (_, i) => ({ type: 'run.completed', createdOn: new Date(now - 6 * DAY + i * 10_000).toISOString(), data: { i } }));
+		const history: EventInput[] = Array.from({ length: 50_000 }, (_, i) => ({
+			type: 'run.completed',
+			createdOn: new Date(now - 6 * DAY + i * 10_000).toISOString(),
+			data: { i },
+		}));
 		await sb.control.createEvents(history);
 		const host = new TriggerHost(sb, {});
 		await sb.control.clearRequests();
@@ -94,14 +106,21 @@ test('idle polls, 1,000 new events, first activation over 50,000 events, 24 hour
 		idle.push((await eventRequestCount()) / 5);
 
 		const at = (await sb.control.getClock()).nowMs;
-		await sb.control.createEvents(Array.from({ length: 1000 }, (_, i) => ({ type: 'run.completed', createdOn: new Date(at + i * 50).toISOString(), data: { n: i } })));
+		await sb.control.createEvents(
+			Array.from({ length: 1000 }, (_, i) => ({
+				type: 'run.completed',
+				createdOn: new Date(at + i * 50).toISOString(),
+				data: { n: i },
+			})),
+		);
 		await sb.control.advanceClock(MINUTE);
 		await sb.control.clearRequests();
 		const before = host.delivered.length;
 		started = Date.now();
 		await host.poll();
 		thousandMs.push(Date.now() - started);
-		if (host.delivered.length - before !== 1000) throw new Error(`expected 1000 events, got ${host.delivered.length - before}`);
+		if (host.delivered.length - before !== 1000)
+			throw new Error(`expected 1000 events, got ${host.delivered.length - before}`);
 		thousandRequests.push(await eventRequestCount());
 	}
 
@@ -112,7 +131,13 @@ test('idle polls, 1,000 new events, first activation over 50,000 events, 24 hour
 	let maxBytes = 0;
 	for (let minute = 0; minute < 24 * 60; minute++) {
 		const at = (await sb.control.getClock()).nowMs;
-		await sb.control.createEvents(Array.from({ length: 100 }, (_, i) => ({ type: 'run.completed', createdOn: new Date(at + i * 600).toISOString(), data: { minute, i } })));
+		await sb.control.createEvents(
+			Array.from({ length: 100 }, (_, i) => ({
+				type: 'run.completed',
+				createdOn: new Date(at + i * 600).toISOString(),
+				data: { minute, i },
+			})),
+		);
 		await sb.control.advanceClock(MINUTE);
 		await host.poll();
 		maxBytes = Math.max(maxBytes, host.memory().bytes);
@@ -136,76 +161,107 @@ test('idle polls, 1,000 new events, first activation over 50,000 events, 24 hour
 			],
 		},
 	});
-	goals.push({ goal: 'trigger: exactly 1 request per idle poll', figure: `${median(idle)}`, met: median(idle) === 1 });
-	goals.push({ goal: 'trigger: first activation over 50,000 events in at most 2 requests', figure: `${median(activation)}`, met: median(activation) <= 2 });
+	goals.push({
+		goal: 'trigger: exactly 1 request per idle poll',
+		figure: `${median(idle)}`,
+		met: median(idle) === 1,
+	});
+	goals.push({
+		goal: 'trigger: first activation over 50,000 events in at most 2 requests',
+		figure: `${median(activation)}`,
+		met: median(activation) <= 2,
+	});
 });
 
 describe('bursts larger than one poll can read', () => {
-	test.each([1, 5])('100,000 events within one minute, overlap %i minute(s)', async (overlapMinutes) => {
-		await sb.control.reset();
-		const host = new TriggerHost(sb, { options: { overlapMinutes } });
-		const budget = DURABLE_BUDGET_MS / SCALE;
-		await host.activate({ pollBudgetMs: budget });
-		const start = (await sb.control.getClock()).nowMs;
-		await sb.control.createEvents(burstEvents(BURST, start + 1000, MINUTE, { seed: 3, lateShare: 0.01, maxLateMs: MINUTE }));
-		await sb.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS / SCALE });
-		await sb.control.clearRequests();
-		const perPoll: number[] = [];
-		let peakIds = 0;
-		let peakBytes = 0;
-		const { peakGrowth } = await heapGrowth(async () => {
-			while (host.delivered.length < BURST && perPoll.length < 100) {
+	test.each([1, 5])(
+		'100,000 events within one minute, overlap %i minute(s)',
+		async (overlapMinutes) => {
+			await sb.control.reset();
+			const host = new TriggerHost(sb, { options: { overlapMinutes } });
+			const budget = DURABLE_BUDGET_MS / SCALE;
+			await host.activate({ pollBudgetMs: budget });
+			const start = (await sb.control.getClock()).nowMs;
+			await sb.control.createEvents(
+				burstEvents(BURST, start + 1000, MINUTE, { seed: 3, lateShare: 0.01, maxLateMs: MINUTE }),
+			);
+			await sb.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS / SCALE });
+			await sb.control.clearRequests();
+			const perPoll: number[] = [];
+			let peakIds = 0;
+			let peakBytes = 0;
+			const { peakGrowth } = await heapGrowth(async () => {
+				while (host.delivered.length < BURST && perPoll.length < 100) {
+					await sb.control.advanceClock(MINUTE);
+					const result = await host.poll({ pollBudgetMs: budget });
+					if (result.error) throw result.error;
+					perPoll.push(result.items?.length ?? 0);
+					peakIds = Math.max(peakIds, host.memory().ids);
+					peakBytes = Math.max(peakBytes, host.memory().bytes);
+				}
+			});
+			const requests = await eventRequestCount();
+			for (let i = 0; i < overlapMinutes + 2; i++) {
 				await sb.control.advanceClock(MINUTE);
-				const result = await host.poll({ pollBudgetMs: budget });
-				if (result.error) throw result.error;
-				perPoll.push(result.items?.length ?? 0);
-				peakIds = Math.max(peakIds, host.memory().ids);
-				peakBytes = Math.max(peakBytes, host.memory().bytes);
+				await host.poll({ pollBudgetMs: budget });
 			}
-		});
-		const requests = await eventRequestCount();
-		for (let i = 0; i < overlapMinutes + 2; i++) {
-			await sb.control.advanceClock(MINUTE);
-			await host.poll({ pollBudgetMs: budget });
-		}
-		const settled = host.memory();
-		const check = compareDelivered(host.delivered, await sb.control.listEvents());
-		const repeated = check.duplicates.length;
-		const lost = check.lost.length;
-		const everyPollEmitted = perPoll.every((count) => count > 0);
-		// The stated bound: the ids of what the polls of one overlap window (polls a minute apart) read.
-		const bound = (overlapMinutes + 1) * Math.max(...perPoll);
-		sections.push({
-			heading: `Trigger: a burst of 100,000 events within one minute, overlap window ${overlapMinutes} minute(s)`,
-			text:
-				`n8n 2.41's durable-cursor poll budget (36 s) against an API that takes ${PAGE_LATENCY_MS} ms a page, with real time scaled down ${SCALE}-fold ` +
-				`(${budget / 1000} s of budget, the sandbox adds ${PAGE_LATENCY_MS / SCALE} ms a page); the sandbox clock moves one minute between polls. ` +
-				'1% of the burst is committed up to one minute late. The bound on remembered ids is what the polls of one overlap window read: (overlap in minutes + 1) × the most one poll read.',
-			table: {
-				columns: ['measure', 'figure'],
-				rows: [
-					['polls to catch up', `${perPoll.length}`],
-					['events per poll until caught up', perPoll.join(', ')],
-					['requests to /events until caught up', `${requests}`],
-					['remembered ids: peak / bound / settled', `${peakIds} / ${bound} / ${settled.ids}`],
-					['static data: peak / settled', `${kb(peakBytes)} / ${kb(settled.bytes)}`],
-					['process heap + Buffers growth while catching up (sandbox included)', mb(peakGrowth)],
-					['events lost / repeated', `${lost} / ${repeated}`],
-				],
-			},
-		});
-		goals.push({ goal: `trigger burst (overlap ${overlapMinutes} min): every event of 100,000 exactly once`, figure: `${lost} lost, ${repeated} repeated`, met: lost === 0 && repeated === 0 });
-		goals.push({ goal: `trigger burst (overlap ${overlapMinutes} min): every poll emits new events until caught up`, figure: `${perPoll.length} polls, fewest ${Math.min(...perPoll)} events`, met: everyPollEmitted });
-		goals.push({ goal: `trigger burst (overlap ${overlapMinutes} min): remembered ids within the stated bound, none once settled`, figure: `peak ${peakIds} ≤ ${bound}, settled ${settled.ids}`, met: peakIds <= bound && settled.ids === 0 });
-	});
+			const settled = host.memory();
+			const check = compareDelivered(host.delivered, await sb.control.listEvents());
+			const repeated = check.duplicates.length;
+			const lost = check.lost.length;
+			const everyPollEmitted = perPoll.every((count) => count > 0);
+			// The stated bound: the ids of what the polls of one overlap window (polls a minute apart) read.
+			const bound = (overlapMinutes + 1) * Math.max(...perPoll);
+			sections.push({
+				heading: `Trigger: a burst of 100,000 events within one minute, overlap window ${overlapMinutes} minute(s)`,
+				text:
+					`n8n 2.41's durable-cursor poll budget (36 s) against an API that takes ${PAGE_LATENCY_MS} ms a page, with real time scaled down ${SCALE}-fold ` +
+					`(${budget / 1000} s of budget, the sandbox adds ${PAGE_LATENCY_MS / SCALE} ms a page); the sandbox clock moves one minute between polls. ` +
+					'1% of the burst is committed up to one minute late. The bound on remembered ids is what the polls of one overlap window read: (overlap in minutes + 1) × the most one poll read.',
+				table: {
+					columns: ['measure', 'figure'],
+					rows: [
+						['polls to catch up', `${perPoll.length}`],
+						['events per poll until caught up', perPoll.join(', ')],
+						['requests to /events until caught up', `${requests}`],
+						['remembered ids: peak / bound / settled', `${peakIds} / ${bound} / ${settled.ids}`],
+						['static data: peak / settled', `${kb(peakBytes)} / ${kb(settled.bytes)}`],
+						['process heap + Buffers growth while catching up (sandbox included)', mb(peakGrowth)],
+						['events lost / repeated', `${lost} / ${repeated}`],
+					],
+				},
+			});
+			goals.push({
+				goal: `trigger burst (overlap ${overlapMinutes} min): every event of 100,000 exactly once`,
+				figure: `${lost} lost, ${repeated} repeated`,
+				met: lost === 0 && repeated === 0,
+			});
+			goals.push({
+				goal: `trigger burst (overlap ${overlapMinutes} min): every poll emits new events until caught up`,
+				figure: `${perPoll.length} polls, fewest ${Math.min(...perPoll)} events`,
+				met: everyPollEmitted,
+			});
+			goals.push({
+				goal: `trigger burst (overlap ${overlapMinutes} min): remembered ids within the stated bound, none once settled`,
+				figure: `peak ${peakIds} ≤ ${bound}, settled ${settled.ids}`,
+				met: peakIds <= bound && settled.ids === 0,
+			});
+		},
+	);
 });
 
 test('Start From: Oldest over 50,000 events while the oldest leave the 7-day window during the read', async () => {
 	await sb.control.reset();
 	const now = (await sb.control.getClock()).nowMs;
 	// 25,000 events in the oldest 250 minutes of the window (100 a minute); each page (100 events) moves the sandbox clock 3 minutes on, so they expire faster than they are read.
-	const expiring = await sb.control.createEvents(spreadEvents(25_000, now - 7 * DAY + MINUTE, now - 7 * DAY + 250 * MINUTE), { returnIds: true });
-	const recent = await sb.control.createEvents(spreadEvents(25_000, now - 5 * DAY, now - 10 * MINUTE), { returnIds: true });
+	const expiring = await sb.control.createEvents(
+		spreadEvents(25_000, now - 7 * DAY + MINUTE, now - 7 * DAY + 250 * MINUTE),
+		{ returnIds: true },
+	);
+	const recent = await sb.control.createEvents(
+		spreadEvents(25_000, now - 5 * DAY, now - 10 * MINUTE),
+		{ returnIds: true },
+	);
 	await sb.control.setSettings({ eventPageClockAdvanceMs: 3 * MINUTE });
 	await sb.control.clearRequests();
 	const host = new TriggerHost(sb, { options: { startFrom: 'oldest' } });
@@ -222,7 +278,10 @@ test('Start From: Oldest over 50,000 events while the oldest leave the 7-day win
 	const elapsed = Date.now() - started;
 	await sb.control.setSettings({ eventPageClockAdvanceMs: 0 });
 	const requests = await eventRequestCount();
-	const check = compareDelivered(host.delivered, recent.ids!.map((id) => ({ id })));
+	const check = compareDelivered(
+		host.delivered,
+		recent.ids!.map((id) => ({ id })),
+	);
 	const lost = check.lost.length;
 	const repeated = check.duplicates.length;
 	const expiredEmitted = check.unexpected.filter((id) => expiring.ids!.includes(id)).length;
@@ -236,13 +295,27 @@ test('Start From: Oldest over 50,000 events while the oldest leave the 7-day win
 			columns: ['measure', 'figure'],
 			rows: [
 				['recent events lost / repeated', `${lost} / ${repeated}`],
-				['expiring events emitted before they left (the rest left first)', `${expiredEmitted} of 25,000`],
-				['requests to /events, polls (activation included), time', `${requests}, ${polls}, ${seconds(elapsed)}`],
+				[
+					'expiring events emitted before they left (the rest left first)',
+					`${expiredEmitted} of 25,000`,
+				],
+				[
+					'requests to /events, polls (activation included), time',
+					`${requests}, ${polls}, ${seconds(elapsed)}`,
+				],
 			],
 		},
 	});
-	goals.push({ goal: 'trigger Start From: Oldest while events expire: 0 of 25,000 recent events lost', figure: `${lost} lost`, met: lost === 0 });
-	goals.push({ goal: 'trigger Start From: Oldest while events expire: 0 events repeated', figure: `${repeated} repeated${other ? `, ${other} unexpected` : ''}`, met: repeated === 0 && other === 0 });
+	goals.push({
+		goal: 'trigger Start From: Oldest while events expire: 0 of 25,000 recent events lost',
+		figure: `${lost} lost`,
+		met: lost === 0,
+	});
+	goals.push({
+		goal: 'trigger Start From: Oldest while events expire: 0 events repeated',
+		figure: `${repeated} repeated${other ? `, ${other} unexpected` : ''}`,
+		met: repeated === 0 && other === 0,
+	});
 });
 
 test('a burst from an API without a Date header: reads per poll until caught up, then per idle poll', async () => {
@@ -289,8 +362,16 @@ test('a burst from an API without a Date header: reads per poll until caught up,
 			],
 		},
 	});
-	goals.push({ goal: 'trigger without Date: at most 2 reads per idle poll after a burst', figure: `${most} at most`, met: most <= 2 });
-	goals.push({ goal: 'trigger without Date: every event of 15,000 exactly once', figure: `${check.lost.length} lost, ${check.duplicates.length} repeated`, met: check.lost.length === 0 && check.duplicates.length === 0 });
+	goals.push({
+		goal: 'trigger without Date: at most 2 reads per idle poll after a burst',
+		figure: `${most} at most`,
+		met: most <= 2,
+	});
+	goals.push({
+		goal: 'trigger without Date: every event of 15,000 exactly once',
+		figure: `${check.lost.length} lost, ${check.duplicates.length} repeated`,
+		met: check.lost.length === 0 && check.duplicates.length === 0,
+	});
 });
 
 afterAll(() => {

@@ -42,7 +42,11 @@ const GOALS = { medianMs: 500, worstMs: 2000, eventsPerRead: 10 };
  */
 const CONFIGS = [
 	{ key: 'defaults', label: "n8n's defaults", env: {} },
-	{ key: 'lazy', label: 'N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true', env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' } },
+	{
+		key: 'lazy',
+		label: 'N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true',
+		env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' },
+	},
 ] as const;
 type Config = (typeof CONFIGS)[number];
 
@@ -76,7 +80,11 @@ function cpuMs(pid: number): number {
 }
 
 /** Runs `fn` over `items`, `limit` at a time. */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function mapLimit<T, R>(
+	items: T[],
+	limit: number,
+	fn: (item: T) => Promise<R>,
+): Promise<R[]> {
 	const out: R[] = new Array(items.length);
 	let next = 0;
 	await Promise.all(
@@ -133,13 +141,30 @@ const FIGURES = [
 /** The burst: events created over 10 s in the target's organization, each delivered at once to its Production URL. */
 async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outcome> {
 	const url = `${n8n.baseUrl}/webhook/${target.webhookId}/webhook`;
-	const post = (body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-	for (let tries = 0; (await post({ id: 'warm-up' }).then((r) => r.status, () => 0)) !== 400; tries++) {
+	const post = (body: unknown) =>
+		fetch(url, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify(body),
+		});
+	for (
+		let tries = 0;
+		(await post({ id: 'warm-up' }).then(
+			(r) => r.status,
+			() => 0,
+		)) !== 400;
+		tries++
+	) {
 		if (tries > 60) throw new Error(`the webhook (${target.config.label}) never became active`);
 		await sleep(1000);
 	}
 
-	const subscription = await sb.control.addSubscription({ url, orgId: target.orgId, repeats: 1, pingEvery: PING_EVERY });
+	const subscription = await sb.control.addSubscription({
+		url,
+		orgId: target.orgId,
+		repeats: 1,
+		pingEvery: PING_EVERY,
+	});
 	await sb.control.clearRequests();
 	const created: string[] = [];
 	const forged: string[] = [];
@@ -149,12 +174,22 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 	for (let batch = 0; batch < BATCHES; batch++) {
 		const at = start + (batch * SPAN_MS) / BATCHES;
 		if (at > Date.now()) await sleep(at - Date.now());
-		const events = Array.from({ length: EVENTS / BATCHES }, (_, n) => ({ type: TYPES[(batch + n) % 2], data: { batch, n } }));
-		created.push(...(await sb.control.createEvents(events, { orgId: target.orgId, returnIds: true })).ids!);
+		const events = Array.from({ length: EVENTS / BATCHES }, (_, n) => ({
+			type: TYPES[(batch + n) % 2],
+			data: { batch, n },
+		}));
+		created.push(
+			...(await sb.control.createEvents(events, { orgId: target.orgId, returnIds: true })).ids!,
+		);
 		if (batch % (BATCHES / FORGED) === 0) {
 			const id = forgedId();
 			forged.push(id);
-			forgedAnswers.push(post({ id, type: 'run.completed', data: { forged: true } }).then((r) => r.status, () => 0));
+			forgedAnswers.push(
+				post({ id, type: 'run.completed', data: { forged: true } }).then(
+					(r) => r.status,
+					() => 0,
+				),
+			);
 		}
 	}
 	const deliveredInMs = Date.now() - start;
@@ -171,23 +206,43 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 			seen = count;
 			stillSince = Date.now();
 		}
-		if ((count >= EVENTS && Date.now() - stillSince >= SETTLE_MS) || Date.now() - stillSince >= 2 * SETTLE_MS || Date.now() > deadline) break;
+		if (
+			(count >= EVENTS && Date.now() - stillSince >= SETTLE_MS) ||
+			Date.now() - stillSince >= 2 * SETTLE_MS ||
+			Date.now() > deadline
+		)
+			break;
 		await sleep(1000);
 	}
 
-	const deliveries = (await sb.control.getDeliveries({ subscriptionId: subscription.id })).filter((d) => !d.ping || d.sentAtMs >= start);
+	const deliveries = (await sb.control.getDeliveries({ subscriptionId: subscription.id })).filter(
+		(d) => !d.ping || d.sentAtMs >= start,
+	);
 	await sb.control.removeSubscription(subscription.id);
 	const pings = deliveries.filter((d) => d.ping).length;
 	const repeats = deliveries.filter((d) => d.copy > 0).length;
 	const createdAt = new Map<string, number>();
-	for (const d of deliveries) if (!d.ping) for (const id of d.eventIds) createdAt.set(id, Math.min(createdAt.get(id) ?? Infinity, d.createdAtMs));
+	for (const d of deliveries)
+		if (!d.ping)
+			for (const id of d.eventIds)
+				createdAt.set(id, Math.min(createdAt.get(id) ?? Infinity, d.createdAtMs));
 	const reads = (await sb.control.getRequests({ origin: 'api', pathPrefix: '/events' })).length;
 
-	const summaries = (await retrying<unknown[]>(() => n8n.listExecutions(target.workflowId))) as Array<{ id: string; startedAt?: string; createdAt?: string }>;
+	const summaries = (await retrying<unknown[]>(() =>
+		n8n.listExecutions(target.workflowId),
+	)) as Array<{ id: string; startedAt?: string; createdAt?: string }>;
 	const executions = await mapLimit(summaries, 4, async (summary) => {
-		const full = (await retrying<unknown>(() => n8n.getExecution(summary.id))) as { data: unknown; startedAt?: string; createdAt: string };
-		const items: Array<{ json: { id: string } }> = e2e.N8nInstance.nodeOutput({ data: full.data }, target.triggerName) ?? [];
-		return { startedAtMs: Date.parse(full.startedAt ?? summary.startedAt ?? full.createdAt), ids: items.map((item) => String(item.json.id)) };
+		const full = (await retrying<unknown>(() => n8n.getExecution(summary.id))) as {
+			data: unknown;
+			startedAt?: string;
+			createdAt: string;
+		};
+		const items: Array<{ json: { id: string } }> =
+			e2e.N8nInstance.nodeOutput({ data: full.data }, target.triggerName) ?? [];
+		return {
+			startedAtMs: Date.parse(full.startedAt ?? summary.startedAt ?? full.createdAt),
+			ids: items.map((item) => String(item.json.id)),
+		};
 	});
 	const perEvent = new Map<string, number>();
 	let unexpected = 0;
@@ -216,11 +271,31 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 
 	const label = target.config.label;
 	const goals: Goal[] = [
-		{ goal: `${label}: creation to the execution's start, median ≤ ${GOALS.medianMs / 1000} s`, figure: seconds(med), met: med <= GOALS.medianMs },
-		{ goal: `${label}: creation to the execution's start, worst ≤ ${GOALS.worstMs / 1000} s`, figure: seconds(worst), met: worst <= GOALS.worstMs },
-		{ goal: `${label}: API reads ≤ one per ${GOALS.eventsPerRead} events`, figure: `${reads} reads for ${EVENTS} events (${round(EVENTS / Math.max(reads, 1), 1)} events per read)`, met: reads * GOALS.eventsPerRead <= EVENTS },
-		{ goal: `${label}: forged deliveries, test pings and repeats start 0 executions`, figure: `${extraExecutions} (${forged.length} forged, ${pings} pings, ${repeats} repeats)`, met: extraExecutions === 0 },
-		{ goal: `${label}: every event is emitted, once`, figure: `${emitted} of ${EVENTS}`, met: emitted === EVENTS },
+		{
+			goal: `${label}: creation to the execution's start, median ≤ ${GOALS.medianMs / 1000} s`,
+			figure: seconds(med),
+			met: med <= GOALS.medianMs,
+		},
+		{
+			goal: `${label}: creation to the execution's start, worst ≤ ${GOALS.worstMs / 1000} s`,
+			figure: seconds(worst),
+			met: worst <= GOALS.worstMs,
+		},
+		{
+			goal: `${label}: API reads ≤ one per ${GOALS.eventsPerRead} events`,
+			figure: `${reads} reads for ${EVENTS} events (${round(EVENTS / Math.max(reads, 1), 1)} events per read)`,
+			met: reads * GOALS.eventsPerRead <= EVENTS,
+		},
+		{
+			goal: `${label}: forged deliveries, test pings and repeats start 0 executions`,
+			figure: `${extraExecutions} (${forged.length} forged, ${pings} pings, ${repeats} repeats)`,
+			met: extraExecutions === 0,
+		},
+		{
+			goal: `${label}: every event is emitted, once`,
+			figure: `${emitted} of ${EVENTS}`,
+			met: emitted === EVENTS,
+		},
 	];
 	const column = [
 		`${EVENTS} / ${seconds(deliveredInMs)}`,
@@ -234,7 +309,10 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 		`${executions.length} (events emitted: ${emitted}; extra: ${extraExecutions})`,
 		`${reads} (${round(EVENTS / Math.max(reads, 1), 1)} events per read)`,
 	];
-	for (const goal of goals) process.stderr.write(`[webhook bench] ${goal.met ? 'met' : 'MISSED'}: ${goal.goal}: ${goal.figure}\n`);
+	for (const goal of goals)
+		process.stderr.write(
+			`[webhook bench] ${goal.met ? 'met' : 'MISSED'}: ${goal.goal}: ${goal.figure}\n`,
+		);
 	return { column, goals, cpuPerDeliveryMs, answeredPerSecond, sentPerSecond };
 }
 
@@ -243,7 +321,8 @@ test(`${EVENTS} events delivered in 10 s to the webhook trigger in a real n8n, w
 	const tgz = e2e.buildAndPack({ build: process.env.BENCH_SKIP_BUILD !== '1' });
 	const sb: Sandbox = await startSandbox();
 	const userFolder = join(e2e.CACHE, 'bench-webhook');
-	const instance = (env: Record<string, string>, fresh = false) => new e2e.N8nInstance({ major: '2', userFolder, fresh, port: 5698, env });
+	const instance = (env: Record<string, string>, fresh = false) =>
+		new e2e.N8nInstance({ major: '2', userFolder, fresh, port: 5698, env });
 	let n8n = instance({}, true);
 	try {
 		// Each configuration gets its own organization, key, credential and copy of the example
@@ -253,17 +332,44 @@ test(`${EVENTS} events delivered in 10 s to the webhook trigger in a real n8n, w
 		const workflows: Array<{ id: string }> = [];
 		for (const config of CONFIGS) {
 			const org = await sb.control.createOrg({ name: `bench webhook ${config.key}` });
-			const key = await sb.control.createKey({ orgId: org.id, name: `bench webhook ${config.key}` });
+			const key = await sb.control.createKey({
+				orgId: org.id,
+				name: `bench webhook ${config.key}`,
+			});
 			const credentialId = e2e.n8nId();
-			credentials.push(e2e.documentWorkflowCredential({ id: credentialId, name: `Document Workflow API (bench, ${config.key})`, baseUrl: sb.baseUrl, apiKey: key.key }));
-			const example = e2e.loadExamples({ CREDENTIAL_ID: credentialId, CREDENTIAL_NAME: `Document Workflow API (bench, ${config.key})` }).find((entry: { file: string }) => entry.file === 'webhook-trigger.json');
+			credentials.push(
+				e2e.documentWorkflowCredential({
+					id: credentialId,
+					name: `Document Workflow API (bench, ${config.key})`,
+					baseUrl: sb.baseUrl,
+					apiKey: key.key,
+				}),
+			);
+			const example = e2e
+				.loadExamples({
+					CREDENTIAL_ID: credentialId,
+					CREDENTIAL_NAME: `Document Workflow API (bench, ${config.key})`,
+				})
+				.find((entry: { file: string }) => entry.file === 'webhook-trigger.json');
 			const workflow = example.workflow;
 			workflow.name = `${workflow.name} (${config.label})`;
-			const trigger = workflow.nodes.find((node: { type: string }) => node.type === e2e.NODE_TYPES[2]);
-			if (JSON.stringify(trigger.parameters.events) !== JSON.stringify(TYPES)) throw new Error(`the example's Events changed: ${JSON.stringify(trigger.parameters.events)}`);
+			const trigger = workflow.nodes.find(
+				(node: { type: string }) => node.type === e2e.NODE_TYPES[2],
+			);
+			if (JSON.stringify(trigger.parameters.events) !== JSON.stringify(TYPES))
+				throw new Error(
+					`the example's Events changed: ${JSON.stringify(trigger.parameters.events)}`,
+				);
 			trigger.webhookId = randomUUID();
 			workflows.push(workflow);
-			targets.push({ config, orgId: org.id, workflowId: workflow.id, webhookId: trigger.webhookId, triggerName: trigger.name, typeVersion: trigger.typeVersion });
+			targets.push({
+				config,
+				orgId: org.id,
+				workflowId: workflow.id,
+				webhookId: trigger.webhookId,
+				triggerName: trigger.name,
+				typeVersion: trigger.typeVersion,
+			});
 		}
 		e2e.installPackageInto(n8n.userFolder, tgz);
 		await n8n.start();
@@ -292,10 +398,16 @@ test(`${EVENTS} events delivered in 10 s to the webhook trigger in a real n8n, w
 				{
 					heading: `${EVENTS.toLocaleString('en-US')} events delivered in 10 s, in two n8n configurations`,
 					text: `n8n ${version} (regular mode, one process, SQLite) with the packed package installed in its community-nodes folder, run twice: with n8n's defaults, then restarted with \`N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true\`. Each run has its own copy of the example workflow \`webhook-trigger.json\` (Document Workflow Webhook Trigger, node version ${targets[0].typeVersion}, on run.completed and run.failed → No Operation), active, with its own organization and API key. The in-process sandbox creates ${EVENTS} events in ${BATCHES} batches over ${SPAN_MS / 1000} s and delivers each at once to the copy's Production URL, every delivery twice, with a test ping after every ${PING_EVERY} events; the benchmark posts ${FORGED} forged deliveries (ids in the right form that the API does not list) among them. Latency: from each event's creation (real time, in the sandbox) to the start of the execution that emitted it (n8n's \`startedAt\`); events one read finds are the items of one execution. Reads: every \`GET /events\` the sandbox answered during the run. CPU time: user and system time of n8n's main process (\`/proc\`) from the first event to the last answer, divided by the requests it answered (deliveries and forged ones).`,
-					table: { columns: ['figure', ...CONFIGS.map((config) => config.label)], rows: FIGURES.map((figure, i) => [figure, ...outcomes.map((outcome) => outcome.column[i])]) },
+					table: {
+						columns: ['figure', ...CONFIGS.map((config) => config.label)],
+						rows: FIGURES.map((figure, i) => [
+							figure,
+							...outcomes.map((outcome) => outcome.column[i]),
+						]),
+					},
 				},
 				{
-					heading: "What a delivery costs in n8n with its defaults",
+					heading: 'What a delivery costs in n8n with its defaults',
 					text: `With its defaults, n8n 2.x evaluates expressions in an isolated-vm engine (\`N8N_EXPRESSION_ENGINE=vm\`) and, for every production webhook request whose workflow does not start with n8n's own Webhook node, acquires an expression isolate before it hands the request to the node and disposes of it afterwards, building a new one (\`LiveWebhooks\` in n8n's \`webhooks/live-webhooks.js\`): each delivery pays for an isolate, whatever the node does with it. Measured here: n8n's main process spent ${round(byDefault.cpuPerDeliveryMs, 1)} ms of CPU per delivery with the defaults and ${round(lazy.cpuPerDeliveryMs, 1)} ms with \`N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true\`; it answered ${Math.round(byDefault.answeredPerSecond)} and ${Math.round(lazy.answeredPerSecond)} deliveries a second while they were sent at ${Math.round(byDefault.sentPerSecond)} and ${Math.round(lazy.sentPerSecond)} a second. Deliveries n8n has not answered yet wait in its queue, and each event's execution starts only after its deliveries are answered, so the latency goals depend on n8n answering as fast as the service sends. With \`N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true\`, n8n builds an isolate only when an expression is evaluated. For a start node of version 1, n8n evaluates one on every request (\`$parameter["options"]["binaryData"]\`, \`parseRequestBody\` in \`webhooks/webhook-helpers.js\`, kept for version 1 of its own Webhook node), so the trigger's version 2, which the example uses, is what lets a delivery go without an isolate; a workflow saved with version 1 of the trigger is not measured here.`,
 				},
 			],

@@ -37,8 +37,7 @@ export class DocumentWorkflowApi implements ICredentialType {
 		dark: 'file:documentWorkflow.dark.svg',
 	};
 
-	documentationUrl =
-		'https://github.com/document-workflow/n8n-nodes-document-workflow#credentials';
+	documentationUrl = 'https://github.com/document-workflow/n8n-nodes-document-workflow#credentials';
 
 	properties: INodeProperties[] = [
 		{

@@ -42,7 +42,12 @@ function parseArgs(argv) {
 	return opts;
 }
 
-const OWNER = { email: 'dev@example.com', firstName: 'Dev', lastName: 'User', password: 'DevPassw0rd' };
+const OWNER = {
+	email: 'dev@example.com',
+	firstName: 'Dev',
+	lastName: 'User',
+	password: 'DevPassw0rd',
+};
 
 async function main() {
 	const opts = parseArgs(process.argv.slice(2));
@@ -57,7 +62,12 @@ async function main() {
 		if (stopping) return;
 		stopping = true;
 		console.log('\nStopping n8n and the sandbox...');
-		await Promise.allSettled([instance?.stop(), sandbox?.stop(), model?.stop(), sampleFile?.stop()]);
+		await Promise.allSettled([
+			instance?.stop(),
+			sandbox?.stop(),
+			model?.stop(),
+			sampleFile?.stop(),
+		]);
 		console.log('Stopped.');
 		process.exit(code);
 	}
@@ -65,7 +75,8 @@ async function main() {
 	process.on('SIGTERM', () => shutdown(0));
 
 	try {
-		if (!(await n8n.portIsFree(opts.port))) throw new Error(`port ${opts.port} is in use; pass --port=<another>`);
+		if (!(await n8n.portIsFree(opts.port)))
+			throw new Error(`port ${opts.port} is in use; pass --port=<another>`);
 
 		// The n8n install can take minutes the first time: check it before anything else runs.
 		n8n.ensureInstalled(opts.major);
@@ -80,7 +91,10 @@ async function main() {
 		});
 		const vars = await fixtures.createExampleWorkflows(sandbox.control);
 		// A run the sandbox holds, for the agent example's question (its Get run tool reads it).
-		vars.AGENT_RUN_ID = await fixtures.finishedRun({ ...sandbox.info, control: sandbox.control }, vars.SANDBOX_WORKFLOW_ID);
+		vars.AGENT_RUN_ID = await fixtures.finishedRun(
+			{ ...sandbox.info, control: sandbox.control },
+			vars.SANDBOX_WORKFLOW_ID,
+		);
 		// The AI agent example's model: a local stand-in that calls the example's tools as scripted.
 		model = await openAi.startOpenAiStandin({ calls: openAi.AGENT_EXAMPLE_CALLS });
 		vars.OPENAI_CREDENTIAL_ID = openAi.OPENAI_CREDENTIAL_ID;
@@ -107,7 +121,8 @@ async function main() {
 		await instance.setupOwner(OWNER);
 
 		const errors = instance.packageLoadErrors();
-		if (errors.length) console.warn(`n8n reported problems loading the package:\n  ${errors.join('\n  ')}`);
+		if (errors.length)
+			console.warn(`n8n reported problems loading the package:\n  ${errors.join('\n  ')}`);
 
 		await instance.importCredentials([
 			n8n.documentWorkflowCredential({

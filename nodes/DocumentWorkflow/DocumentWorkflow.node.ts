@@ -5,7 +5,12 @@
  * operations share (waiting on runs, reading run output, uploads, idempotency keys). The API
  * client both nodes use is in `../shared/transport/`.
  */
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 import * as document from './actions/document/Document.resource';
 import * as event from './actions/event/Event.resource';

@@ -5,7 +5,12 @@
  * static data (what was seen, where to resume) that makes each event fire exactly once.
  * `testEvents.ts` answers "Fetch Test Event"; `triggerSettings.ts` reads the node's settings.
  */
-import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
+import type {
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IPollFunctions,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENTS_PROPERTY } from '../shared/eventFilter';
@@ -20,7 +25,8 @@ export class DocumentWorkflowTrigger implements INodeType {
 		icon: { light: 'file:documentWorkflow.svg', dark: 'file:documentWorkflow.dark.svg' },
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{"Events: " + ($parameter["events"].length ? $parameter["events"].join(", ") : "all")}}',
+		subtitle:
+			'={{"Events: " + ($parameter["events"].length ? $parameter["events"].join(", ") : "all")}}',
 		description: 'Starts the workflow when Document Workflow events happen',
 		defaults: { name: 'Document Workflow Trigger' },
 		polling: true,

@@ -80,7 +80,12 @@ export interface EventCursorState {
 	/** `after` id and the first id listed after it, last time `after` was confirmed to be inside the 7-day history. */
 	checked?: { after: string; first: string };
 	/** The last time the cursor was found outside the 7-day history (reported once per `after` id). */
-	gap?: { after: string; afterCreatedOn: string | null; oldestAvailableId: string; detectedOn: string };
+	gap?: {
+		after: string;
+		afterCreatedOn: string | null;
+		oldestAvailableId: string;
+		detectedOn: string;
+	};
 }
 
 /** The key of the node's static data that holds the state. */
@@ -112,7 +117,12 @@ function loadSpans(raw: unknown): Span[] {
 	const spans: Span[] = [];
 	for (const entry of raw) {
 		if (!isObject(entry) || typeof entry.to !== 'string') continue;
-		spans.push({ to: entry.to.toLowerCase(), toCreatedOnMs: numberOrNaN(entry.toCreatedOnMs), readAtMs: numberOrNaN(entry.readAtMs), n: numberOrNaN(entry.n) });
+		spans.push({
+			to: entry.to.toLowerCase(),
+			toCreatedOnMs: numberOrNaN(entry.toCreatedOnMs),
+			readAtMs: numberOrNaN(entry.readAtMs),
+			n: numberOrNaN(entry.n),
+		});
 	}
 	spans.sort((a, b) => compareIds(a.to, b.to));
 	return spans;
@@ -137,7 +147,8 @@ export function loadCursorState(staticData: Record<string, unknown>): EventCurso
 	if (raw.spans === undefined) {
 		const ids = Object.keys(seen).sort(compareIds);
 		const newest = ids[ids.length - 1];
-		if (newest !== undefined) spans = [{ to: newest, toCreatedOnMs: seen[newest], readAtMs: horizonMs ?? NaN, n: NaN }];
+		if (newest !== undefined)
+			spans = [{ to: newest, toCreatedOnMs: seen[newest], readAtMs: horizonMs ?? NaN, n: NaN }];
 	}
 	const state: EventCursorState = {
 		v: 1,
@@ -151,7 +162,11 @@ export function loadCursorState(staticData: Record<string, unknown>): EventCurso
 	if (isObject(raw.behind) && typeof raw.behind.sinceMs === 'number') {
 		state.behind = { sinceMs: raw.behind.sinceMs, remaining: Number(raw.behind.remaining) || 0 };
 	}
-	if (isObject(raw.checked) && typeof raw.checked.after === 'string' && typeof raw.checked.first === 'string') {
+	if (
+		isObject(raw.checked) &&
+		typeof raw.checked.after === 'string' &&
+		typeof raw.checked.first === 'string'
+	) {
 		state.checked = { after: raw.checked.after, first: raw.checked.first };
 	}
 	if (isObject(raw.gap) && typeof raw.gap.after === 'string') {
@@ -161,7 +176,10 @@ export function loadCursorState(staticData: Record<string, unknown>): EventCurso
 }
 
 /** Writes the state into the node's static data (one top-level assignment, so n8n notices the change). */
-export function storeCursorState(staticData: Record<string, unknown>, state: EventCursorState): void {
+export function storeCursorState(
+	staticData: Record<string, unknown>,
+	state: EventCursorState,
+): void {
 	staticData[CURSOR_KEY] = JSON.parse(JSON.stringify(state)) as unknown;
 }
 
@@ -174,15 +192,24 @@ export function storeCursorState(staticData: Record<string, unknown>, state: Eve
 export const COPIES_KEY = 'documentWorkflowTriggerCursors';
 
 /** The copy of the node's state kept in the global static data, or undefined. */
-export function loadCursorCopy(globalData: Record<string, unknown>, nodeId: string): EventCursorState | undefined {
+export function loadCursorCopy(
+	globalData: Record<string, unknown>,
+	nodeId: string,
+): EventCursorState | undefined {
 	const copies = globalData[COPIES_KEY];
 	if (!isObject(copies)) return undefined;
 	return loadCursorState({ [CURSOR_KEY]: copies[nodeId] });
 }
 
 /** Writes the copy (one top-level assignment, so n8n notices the change). */
-export function storeCursorCopy(globalData: Record<string, unknown>, nodeId: string, state: EventCursorState): void {
-	const copies = isObject(globalData[COPIES_KEY]) ? (globalData[COPIES_KEY] as Record<string, unknown>) : {};
+export function storeCursorCopy(
+	globalData: Record<string, unknown>,
+	nodeId: string,
+	state: EventCursorState,
+): void {
+	const copies = isObject(globalData[COPIES_KEY])
+		? (globalData[COPIES_KEY] as Record<string, unknown>)
+		: {};
 	globalData[COPIES_KEY] = JSON.parse(JSON.stringify({ ...copies, [nodeId]: state })) as unknown;
 }
 
@@ -200,7 +227,11 @@ export function emptyCursorState(after: CursorEvent | null = null): EventCursorS
 
 /** True when nothing can ever appear in the span again: its newest event was created before (its read time − overlap). */
 export function isFinal(span: Span, overlapMs: number): boolean {
-	return Number.isFinite(span.toCreatedOnMs) && Number.isFinite(span.readAtMs) && span.toCreatedOnMs < span.readAtMs - overlapMs;
+	return (
+		Number.isFinite(span.toCreatedOnMs) &&
+		Number.isFinite(span.readAtMs) &&
+		span.toCreatedOnMs < span.readAtMs - overlapMs
+	);
 }
 
 /** The newest id read so far (where a catching-up poll continues), or `after` when nothing was read since. */
@@ -210,7 +241,11 @@ export function frontier(state: EventCursorState): string | null {
 }
 
 /** Where a read that has reached `id` (or starts at it) must jump to skip final spans; undefined when the next ids are not final. */
-export function skipFinal(state: EventCursorState, id: string | null, overlapMs: number): string | undefined {
+export function skipFinal(
+	state: EventCursorState,
+	id: string | null,
+	overlapMs: number,
+): string | undefined {
 	let jumpTo: string | undefined;
 	for (const span of state.spans ?? []) {
 		if (id !== null && compareIds(span.to, id) <= 0) continue;
@@ -245,11 +280,21 @@ export interface ReadRecord {
  * covers, split at the newest event created before (read time − overlap) so that the part
  * before it becomes final at once.
  */
-export function recordRead(state: EventCursorState, record: ReadRecord, overlapMs: number): EventCursorState {
+export function recordRead(
+	state: EventCursorState,
+	record: ReadRecord,
+	overlapMs: number,
+): EventCursorState {
 	const read = [...record.read].sort((a, b) => compareIds(a.id, b.id));
 	const newest = read[read.length - 1];
-	const next: EventCursorState = { ...state, seen: { ...state.seen }, spans: [...(state.spans ?? [])] };
-	if (Number.isFinite(record.readAtMs)) next.horizonMs = next.horizonMs === null ? record.readAtMs : Math.max(next.horizonMs, record.readAtMs);
+	const next: EventCursorState = {
+		...state,
+		seen: { ...state.seen },
+		spans: [...(state.spans ?? [])],
+	};
+	if (Number.isFinite(record.readAtMs))
+		next.horizonMs =
+			next.horizonMs === null ? record.readAtMs : Math.max(next.horizonMs, record.readAtMs);
 	if (!newest) return next;
 	const threshold = record.readAtMs - overlapMs;
 	let split: CursorEvent | undefined;
@@ -261,10 +306,23 @@ export function recordRead(state: EventCursorState, record: ReadRecord, overlapM
 		}
 	});
 	const covered: Span[] = [];
-	if (split && split.id !== newest.id) covered.push({ to: split.id, toCreatedOnMs: split.createdOnMs, readAtMs: record.readAtMs, n: splitIndex + 1 });
-	covered.push({ to: newest.id, toCreatedOnMs: newest.createdOnMs, readAtMs: record.readAtMs, n: covered.length > 0 ? read.length - splitIndex - 1 : read.length });
+	if (split && split.id !== newest.id)
+		covered.push({
+			to: split.id,
+			toCreatedOnMs: split.createdOnMs,
+			readAtMs: record.readAtMs,
+			n: splitIndex + 1,
+		});
+	covered.push({
+		to: newest.id,
+		toCreatedOnMs: newest.createdOnMs,
+		readAtMs: record.readAtMs,
+		n: covered.length > 0 ? read.length - splitIndex - 1 : read.length,
+	});
 	const old = next.spans!;
-	const kept = old.filter((span) => !(isAfter(span.to, record.from) && compareIds(span.to, newest.id) <= 0));
+	const kept = old.filter(
+		(span) => !(isAfter(span.to, record.from) && compareIds(span.to, newest.id) <= 0),
+	);
 	// The span the read ended inside now starts at the read's newest id: how many events it holds is no longer known.
 	const cut = old.findIndex((span) => compareIds(span.to, newest.id) > 0);
 	const cutStart = cut > 0 ? old[cut - 1].to : state.after;
@@ -294,7 +352,11 @@ export function knownAfter(state: EventCursorState, from: string | null): number
  * held exactly the events known in it at API time `readAtMs` (counts only grow), so nothing
  * created before `readAtMs` − overlap can still appear in it.
  */
-export function verifyRead(state: EventCursorState, from: string | null, readAtMs: number): EventCursorState {
+export function verifyRead(
+	state: EventCursorState,
+	from: string | null,
+	readAtMs: number,
+): EventCursorState {
 	if (!Number.isFinite(readAtMs)) return state;
 	const spans = (state.spans ?? []).map((span) =>
 		isAfter(span.to, from) && !(span.readAtMs >= readAtMs) ? { ...span, readAtMs } : span,
@@ -331,7 +393,8 @@ export function settle(state: EventCursorState, overlapMs: number): EventCursorS
 			continue;
 		}
 		const previous = spans[spans.length - 1];
-		if (final && previous && isFinal(previous, overlapMs)) spans[spans.length - 1] = { ...span, n: previous.n + span.n };
+		if (final && previous && isFinal(previous, overlapMs))
+			spans[spans.length - 1] = { ...span, n: previous.n + span.n };
 		else spans.push(span);
 	}
 	const seen: Record<string, number> = {};
@@ -343,6 +406,10 @@ export function settle(state: EventCursorState, overlapMs: number): EventCursorS
 	}
 	const next: EventCursorState = { ...state, after, afterCreatedOnMs, seen, spans };
 	if (state.checked && state.checked.after !== after) delete next.checked;
-	if (next.resume !== undefined && !spans.some((span) => span.to === next.resume && !isFinal(span, overlapMs))) delete next.resume;
+	if (
+		next.resume !== undefined &&
+		!spans.some((span) => span.to === next.resume && !isFinal(span, overlapMs))
+	)
+		delete next.resume;
 	return next;
 }

@@ -60,19 +60,30 @@ function isObject(value: unknown): value is IDataObject {
 }
 
 /** One page of events. Throws NodeApiError (from the transport) on errors it could not wait or retry away. */
-export async function listEvents(ctx: IPollFunctions, qs: IDataObject, deadlines: Deadlines): Promise<Envelope> {
+export async function listEvents(
+	ctx: IPollFunctions,
+	qs: IDataObject,
+	deadlines: Deadlines,
+): Promise<Envelope> {
 	const sentAt = Date.now();
 	const response = await apiRequest<unknown>(
 		ctx,
 		{ method: 'GET', path: '/events', qs, rateLimit: 'read' },
-		{ retry: { ...POLL_RETRY, deadline: deadlines.wait }, timeoutMs: Math.max(1000, deadlines.wait - Date.now()) },
+		{
+			retry: { ...POLL_RETRY, deadline: deadlines.wait },
+			timeoutMs: Math.max(1000, deadlines.wait - Date.now()),
+		},
 	);
 	const body = response.body;
 	if (!isObject(body) || !Array.isArray(body.data)) {
-		throw new NodeApiError(ctx.getNode(), { path: '/events', correlationId: response.correlationId ?? null }, {
-			message: 'The API answered the event list with an unexpected body',
-			description: `GET /events returned ${response.statusCode} without the paged envelope ({count, pages, data}).${response.correlationId ? `\nCorrelation ID: ${response.correlationId}` : ''}`,
-		});
+		throw new NodeApiError(
+			ctx.getNode(),
+			{ path: '/events', correlationId: response.correlationId ?? null },
+			{
+				message: 'The API answered the event list with an unexpected body',
+				description: `GET /events returned ${response.statusCode} without the paged envelope ({count, pages, data}).${response.correlationId ? `\nCorrelation ID: ${response.correlationId}` : ''}`,
+			},
+		);
 	}
 	const count = Number(body.count);
 	const pages = Number(body.pages);
@@ -86,7 +97,11 @@ export async function listEvents(ctx: IPollFunctions, qs: IDataObject, deadlines
 	};
 }
 
-export function pageQuery(settings: TriggerSettings, page: number, after?: string | null): IDataObject {
+export function pageQuery(
+	settings: TriggerSettings,
+	page: number,
+	after?: string | null,
+): IDataObject {
 	const qs: IDataObject = { page, pageSize: PAGE_SIZE };
 	if (after) qs.after = after;
 	if (settings.apiType) qs.type = settings.apiType;
@@ -102,7 +117,10 @@ export function validEvents(ctx: IPollFunctions, data: unknown[]): IDataObject[]
 	const valid: IDataObject[] = [];
 	for (const entry of data) {
 		if (isObject(entry) && isUuid(entry.id)) valid.push(entry);
-		else ctx.logger?.warn('Document Workflow Trigger: skipped an event without a valid id', { event: JSON.stringify(entry)?.slice(0, 200) });
+		else
+			ctx.logger?.warn('Document Workflow Trigger: skipped an event without a valid id', {
+				event: JSON.stringify(entry)?.slice(0, 200),
+			});
 	}
 	return valid;
 }

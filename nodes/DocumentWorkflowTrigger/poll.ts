@@ -29,14 +29,24 @@ import {
 } from './eventCursor';
 import { freshStartLookBackMs, isScheduledFreshStart } from './pollInterval';
 import type { Deadlines, Envelope } from './eventList';
-import { PAGE_SIZE, asItems, deadlinesFor, listEvents, pageQuery, toCursorEvent, validEvents } from './eventList';
+import {
+	PAGE_SIZE,
+	asItems,
+	deadlinesFor,
+	listEvents,
+	pageQuery,
+	toCursorEvent,
+	validEvents,
+} from './eventList';
 import type { TriggerSettings } from './triggerSettings';
 import { matches } from '../shared/eventFilter';
 
 /** The newest `createdOn` among the events, as a lower bound of the API's clock where no `Date` header came. */
 function newestCreatedOn(events: CursorEvent[]): number {
 	let newest = NaN;
-	for (const event of events) if (Number.isFinite(event.createdOnMs) && !(event.createdOnMs <= newest)) newest = event.createdOnMs;
+	for (const event of events)
+		if (Number.isFinite(event.createdOnMs) && !(event.createdOnMs <= newest))
+			newest = event.createdOnMs;
 	return newest;
 }
 
@@ -45,17 +55,30 @@ function newestCreatedOn(events: CursorEvent[]): number {
  * tells how many pages there are; the last page holds the newest events, which become
  * the known baseline. At most two requests, whatever the size of the history.
  */
-async function startFromNow(ctx: IPollFunctions, settings: TriggerSettings, staticData: IDataObject): Promise<null> {
+async function startFromNow(
+	ctx: IPollFunctions,
+	settings: TriggerSettings,
+	staticData: IDataObject,
+): Promise<null> {
 	const deadlines = deadlinesFor(ctx);
 	let envelope = await listEvents(ctx, pageQuery(settings, 1), deadlines);
-	if (envelope.pages > 1) envelope = await listEvents(ctx, pageQuery(settings, envelope.pages), deadlines);
+	if (envelope.pages > 1)
+		envelope = await listEvents(ctx, pageQuery(settings, envelope.pages), deadlines);
 	const baseline = validEvents(ctx, envelope.data).map(toCursorEvent);
 	baseline.sort((a, b) => compareIds(a.id, b.id));
 	const [oldest, ...rest] = baseline;
 	let state = emptyCursorState(oldest ?? null);
 	if (oldest) {
-		const readAtMs = Number.isFinite(envelope.apiTimeMs) ? envelope.apiTimeMs : newestCreatedOn(baseline) - (Date.now() - deadlines.start);
-		state = settle(remember(recordRead(state, { from: oldest.id, read: rest, readAtMs }, settings.overlapMs), rest), settings.overlapMs);
+		const readAtMs = Number.isFinite(envelope.apiTimeMs)
+			? envelope.apiTimeMs
+			: newestCreatedOn(baseline) - (Date.now() - deadlines.start);
+		state = settle(
+			remember(
+				recordRead(state, { from: oldest.id, read: rest, readAtMs }, settings.overlapMs),
+				rest,
+			),
+			settings.overlapMs,
+		);
 	}
 	store(ctx, staticData, state);
 	return null;
@@ -67,19 +90,31 @@ async function startFromNow(ctx: IPollFunctions, settings: TriggerSettings, stat
  * look-back), found by a binary search over the pages, so the poll emits every event since
  * activation. About log2(pages) + 2 requests.
  */
-async function startBefore(ctx: IPollFunctions, settings: TriggerSettings, lookBackMs: number, deadlines: Deadlines): Promise<EventCursorState> {
+async function startBefore(
+	ctx: IPollFunctions,
+	settings: TriggerSettings,
+	lookBackMs: number,
+	deadlines: Deadlines,
+): Promise<EventCursorState> {
 	const pages = new Map<number, CursorEvent[]>();
 	const first = await listEvents(ctx, pageQuery(settings, 1), deadlines);
 	pages.set(1, validEvents(ctx, first.data).map(toCursorEvent));
 	const lastPage = Math.max(first.pages, 1);
 	const readPage = async (page: number): Promise<CursorEvent[]> => {
-		if (!pages.has(page)) pages.set(page, validEvents(ctx, (await listEvents(ctx, pageQuery(settings, page), deadlines)).data).map(toCursorEvent));
+		if (!pages.has(page))
+			pages.set(
+				page,
+				validEvents(ctx, (await listEvents(ctx, pageQuery(settings, page), deadlines)).data).map(
+					toCursorEvent,
+				),
+			);
 		return pages.get(page)!;
 	};
 	let apiNow = first.apiTimeMs;
 	if (!Number.isFinite(apiNow)) apiNow = newestCreatedOn(await readPage(lastPage));
 	const startMs = apiNow - lookBackMs;
-	const createdBefore = (events: CursorEvent[]) => events.filter((event) => Number.isFinite(event.createdOnMs) && event.createdOnMs < startMs);
+	const createdBefore = (events: CursorEvent[]) =>
+		events.filter((event) => Number.isFinite(event.createdOnMs) && event.createdOnMs < startMs);
 	// The last page whose oldest event was created before the start: the start lies in it.
 	let low = 1;
 	let high = lastPage;
@@ -125,16 +160,25 @@ async function checkCursorInHistory(
 	const reference = cursorReference(state);
 	if (!reference) return {};
 	const after = reference.id;
-	if (state.checked && state.checked.after === after && state.checked.first === firstAfter.id) return {};
+	if (state.checked && state.checked.after === after && state.checked.first === firstAfter.id)
+		return {};
 	const afterMs = Number.isFinite(reference.createdOnMs) ? reference.createdOnMs : null;
-	if (afterMs !== null && Number.isFinite(firstAfter.createdOnMs) && firstAfter.createdOnMs - afterMs <= settings.overlapMs) return {};
+	if (
+		afterMs !== null &&
+		Number.isFinite(firstAfter.createdOnMs) &&
+		firstAfter.createdOnMs - afterMs <= settings.overlapMs
+	)
+		return {};
 	if (Date.now() >= deadlines.wait) return {};
 	let oldest: IDataObject | undefined;
 	try {
 		const probe = await listEvents(ctx, { page: 1, pageSize: 1 }, deadlines);
 		oldest = validEvents(ctx, probe.data)[0];
 	} catch (error) {
-		ctx.logger?.debug('Document Workflow Trigger: could not check whether the cursor is still in the event history', { error: (error as Error).message });
+		ctx.logger?.debug(
+			'Document Workflow Trigger: could not check whether the cursor is still in the event history',
+			{ error: (error as Error).message },
+		);
 		return {};
 	}
 	if (!oldest) return {};
@@ -197,7 +241,12 @@ async function readForward(
 	known = NaN,
 ): Promise<void> {
 	const emittedIds = new Set(reading.emitted.map((event) => event.id));
-	let read: (typeof reading.reads)[number] = { from, read: [], readAtMs: NaN, startedAt: Date.now() };
+	let read: (typeof reading.reads)[number] = {
+		from,
+		read: [],
+		readAtMs: NaN,
+		startedAt: Date.now(),
+	};
 	let after = from;
 	const readIds = new Set<string>();
 	try {
@@ -217,7 +266,13 @@ async function readForward(
 			const firstPage = after === read.from;
 			if (firstPage) read.readAtMs = envelope.apiTimeMs;
 			const events = validEvents(ctx, envelope.data);
-			if (firstPage && read.from === state.after && reading.firstAfter === undefined && events.length > 0) reading.firstAfter = toCursorEvent(events[0]);
+			if (
+				firstPage &&
+				read.from === state.after &&
+				reading.firstAfter === undefined &&
+				events.length > 0
+			)
+				reading.firstAfter = toCursorEvent(events[0]);
 			if (firstPage && envelope.count === known) {
 				reading.verifiedFrom = read.from;
 				reading.reachedEnd = true;
@@ -231,7 +286,12 @@ async function readForward(
 				if (readIds.has(cursorEvent.id)) continue;
 				readIds.add(cursorEvent.id);
 				read.read.push(cursorEvent);
-				if (emittedIds.has(cursorEvent.id) || alreadySeen(state, cursorEvent.id, settings.overlapMs) || !matches(settings, event)) continue;
+				if (
+					emittedIds.has(cursorEvent.id) ||
+					alreadySeen(state, cursorEvent.id, settings.overlapMs) ||
+					!matches(settings, event)
+				)
+					continue;
 				emittedIds.add(cursorEvent.id);
 				reading.emit.push(event);
 				reading.emitted.push(cursorEvent);
@@ -278,8 +338,12 @@ function loadState(ctx: IPollFunctions, staticData: IDataObject): EventCursorSta
 	const own = loadCursorState(staticData);
 	if (own) return own;
 	const nodeId = nodeIdOf(ctx);
-	const copy = nodeId === undefined ? undefined : loadCursorCopy(ctx.getWorkflowStaticData('global'), nodeId);
-	if (copy) ctx.logger?.debug(`Document Workflow Trigger "${ctx.getNode().name}": continuing from the cursor saved under the node's id (the node was renamed)`);
+	const copy =
+		nodeId === undefined ? undefined : loadCursorCopy(ctx.getWorkflowStaticData('global'), nodeId);
+	if (copy)
+		ctx.logger?.debug(
+			`Document Workflow Trigger "${ctx.getNode().name}": continuing from the cursor saved under the node's id (the node was renamed)`,
+		);
 	return copy;
 }
 
@@ -291,27 +355,45 @@ function loadState(ctx: IPollFunctions, staticData: IDataObject): EventCursorSta
  * request does that when the API's count shows nothing entered them. New events come out
  * oldest first.
  */
-export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettings): Promise<INodeExecutionData[][] | null> {
+export async function pollNewEvents(
+	ctx: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<INodeExecutionData[][] | null> {
 	const staticData = ctx.getWorkflowStaticData('node');
 	const deadlines = deadlinesFor(ctx);
 	let state = loadState(ctx, staticData);
 	if (!state) {
-		if (settings.startFrom === 'now' && !isScheduledFreshStart(ctx)) return await startFromNow(ctx, settings, staticData);
-		state = settings.startFrom === 'now' ? await startBefore(ctx, settings, freshStartLookBackMs(ctx), deadlines) : emptyCursorState(null);
+		if (settings.startFrom === 'now' && !isScheduledFreshStart(ctx))
+			return await startFromNow(ctx, settings, staticData);
+		state =
+			settings.startFrom === 'now'
+				? await startBefore(ctx, settings, freshStartLookBackMs(ctx), deadlines)
+				: emptyCursorState(null);
 	}
 	state = settle(state, settings.overlapMs);
 
-	const reading: PollReading = { reads: [], emit: [], emitted: [], pagesRead: 0, reachedEnd: false, stoppedForBudget: false, remaining: 0, tail: 0 };
+	const reading: PollReading = {
+		reads: [],
+		emit: [],
+		emitted: [],
+		pagesRead: 0,
+		reachedEnd: false,
+		stoppedForBudget: false,
+		remaining: 0,
+		tail: 0,
+	};
 	const newest = frontier(state);
 	// Young stretches that fit in one page: one request from `after` reads them and what is new.
-	const oneRead = newest === state.after || (!state.behind && knownAfter(state, state.after) < PAGE_SIZE);
+	const oneRead =
+		newest === state.after || (!state.behind && knownAfter(state, state.after) < PAGE_SIZE);
 	let caughtUp = false;
 	let known = NaN;
 	if (!oneRead) {
 		await readForward(ctx, settings, state, newest, deadlines, reading);
 		caughtUp = reading.reachedEnd;
 		// What the API should count after the re-read's start if no late event came: the spans' events, the new ones, and any listed since.
-		known = knownAfter(state, state.resume ?? state.after) + reading.reads[0].read.length + reading.tail;
+		known =
+			knownAfter(state, state.resume ?? state.after) + reading.reads[0].read.length + reading.tail;
 	}
 	const frontierReads = reading.reads.length;
 	const rereadFrom = oneRead ? state.after : (state.resume ?? state.after);
@@ -324,7 +406,8 @@ export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettin
 	if (failure && reading.emit.length === 0) throw failure; // nothing to hand over: the state stays as saved
 
 	let history: Awaited<ReturnType<typeof checkCursorInHistory>> = {};
-	if (!failure && reading.firstAfter) history = await checkCursorInHistory(ctx, state, reading.firstAfter, settings, deadlines);
+	if (!failure && reading.firstAfter)
+		history = await checkCursorInHistory(ctx, state, reading.firstAfter, settings, deadlines);
 
 	const previous = state;
 	const fallbackMs = newestCreatedOn(reading.reads.flatMap((read) => read.read));
@@ -333,20 +416,33 @@ export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettin
 	for (const read of reading.reads) {
 		// Without a `Date` header: the newest event read was created before the API answered, less the time since this read began.
 		let readAtMs = read.readAtMs;
-		if (!Number.isFinite(readAtMs)) readAtMs = Math.max(previous.horizonMs ?? -Infinity, fallbackMs - (Date.now() - read.startedAt));
+		if (!Number.isFinite(readAtMs))
+			readAtMs = Math.max(
+				previous.horizonMs ?? -Infinity,
+				fallbackMs - (Date.now() - read.startedAt),
+			);
 		if (!Number.isFinite(readAtMs)) readAtMs = NaN;
 		next = recordRead(next, { ...read, readAtMs }, settings.overlapMs);
 		if (read === reading.reads[reading.reads.length - 1]) verifiedAtMs = readAtMs;
 	}
 	// The count matched when the last request was answered: every span after that boundary held exactly its known events then.
-	if (reading.verifiedFrom !== undefined) next = verifyRead(next, reading.verifiedFrom, verifiedAtMs);
+	if (reading.verifiedFrom !== undefined)
+		next = verifyRead(next, reading.verifiedFrom, verifiedAtMs);
 	// A re-read that ran out of budget before the old frontier: the next one goes on from the newest id it read.
 	let rereadNewest: string | undefined;
 	for (const read of reading.reads.slice(frontierReads)) {
-		for (const event of read.read) if (rereadNewest === undefined || compareIds(event.id, rereadNewest) > 0) rereadNewest = event.id;
+		for (const event of read.read)
+			if (rereadNewest === undefined || compareIds(event.id, rereadNewest) > 0)
+				rereadNewest = event.id;
 	}
 	if (caughtUp && reading.reachedEnd) delete next.resume;
-	else if (caughtUp && rereadNewest !== undefined && newest !== null && compareIds(rereadNewest, newest) < 0) next.resume = rereadNewest;
+	else if (
+		caughtUp &&
+		rereadNewest !== undefined &&
+		newest !== null &&
+		compareIds(rereadNewest, newest) < 0
+	)
+		next.resume = rereadNewest;
 	next = settle(next, settings.overlapMs);
 	if (history.checked && next.after === history.checked.after) next.checked = history.checked;
 	if (history.gap) next.gap = history.gap;
@@ -364,7 +460,13 @@ export async function pollNewEvents(ctx: IPollFunctions, settings: TriggerSettin
  * the number of events still to read), one info line when it is over; `behind` in the state
  * makes the next poll read from the frontier first.
  */
-function reportProgress(ctx: IPollFunctions, previous: EventCursorState, next: EventCursorState, reading: PollReading, caughtUp: boolean): void {
+function reportProgress(
+	ctx: IPollFunctions,
+	previous: EventCursorState,
+	next: EventCursorState,
+	reading: PollReading,
+	caughtUp: boolean,
+): void {
 	const name = ctx.getNode().name;
 	if (reading.failure) {
 		ctx.logger?.warn(
@@ -377,11 +479,18 @@ function reportProgress(ctx: IPollFunctions, previous: EventCursorState, next: E
 		if (!previous.behind) {
 			ctx.logger?.warn(
 				`Document Workflow Trigger "${name}": more events than one poll can read within its budget; ${reading.remaining} event(s) are still to read. Each poll emits the next ones, oldest first, until the trigger has caught up (late events in between are emitted then).`,
-				{ workflowId: ctx.getWorkflow().id, remaining: reading.remaining, pagesRead: reading.pagesRead },
+				{
+					workflowId: ctx.getWorkflow().id,
+					remaining: reading.remaining,
+					pagesRead: reading.pagesRead,
+				},
 			);
 		}
 	} else if (caughtUp) {
 		delete next.behind;
-		if (previous.behind) ctx.logger?.info(`Document Workflow Trigger "${name}": caught up with the event list.`, { workflowId: ctx.getWorkflow().id });
+		if (previous.behind)
+			ctx.logger?.info(`Document Workflow Trigger "${name}": caught up with the event list.`, {
+				workflowId: ctx.getWorkflow().id,
+			});
 	}
 }

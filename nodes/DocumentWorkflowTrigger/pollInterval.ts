@@ -63,5 +63,7 @@ export function freshStartLookBackMs(ctx: IPollFunctions): number {
  */
 export function isScheduledFreshStart(ctx: IPollFunctions): boolean {
 	const candidate = ctx as Partial<Pick<IPollFunctions, 'getActivationMode'>>;
-	return typeof candidate.getActivationMode === 'function' && candidate.getActivationMode() === 'update';
+	return (
+		typeof candidate.getActivationMode === 'function' && candidate.getActivationMode() === 'update'
+	);
 }

@@ -18,7 +18,10 @@ export const TEST_EVENT_MAX_PAGES = 10;
  * "Fetch Test Event": the most recent matching events (at most TEST_EVENT_COUNT), oldest
  * first. Reads the static data nowhere and writes it never.
  */
-export async function fetchTestEvents(ctx: IPollFunctions, settings: TriggerSettings): Promise<INodeExecutionData[][]> {
+export async function fetchTestEvents(
+	ctx: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<INodeExecutionData[][]> {
 	const deadlines = deadlinesFor(ctx);
 	const first = await listEvents(ctx, pageQuery(settings, 1), deadlines);
 	const found: IDataObject[] = [];
@@ -27,7 +30,8 @@ export async function fetchTestEvents(ctx: IPollFunctions, settings: TriggerSett
 	let page = Math.max(first.pages, 1);
 	while (page >= 1 && found.length < TEST_EVENT_COUNT && pagesRead < TEST_EVENT_MAX_PAGES) {
 		if (pagesRead > 0 && Date.now() >= deadlines.read) break;
-		const data = page === 1 ? first.data : (await listEvents(ctx, pageQuery(settings, page), deadlines)).data;
+		const data =
+			page === 1 ? first.data : (await listEvents(ctx, pageQuery(settings, page), deadlines)).data;
 		pagesRead++;
 		const events = validEvents(ctx, data);
 		eventsRead += events.length;
@@ -37,7 +41,10 @@ export async function fetchTestEvents(ctx: IPollFunctions, settings: TriggerSett
 		page--;
 	}
 	if (found.length === 0) {
-		const where = page >= 1 ? `among the ${eventsRead} most recent events of the last 7 days` : 'in the last 7 days';
+		const where =
+			page >= 1
+				? `among the ${eventsRead} most recent events of the last 7 days`
+				: 'in the last 7 days';
 		throw new NodeOperationError(ctx.getNode(), `No ${describeTypes(settings)} ${where}`, {
 			description:
 				"The API lists the events of the last 7 days in the API key's environment (dev or prod). Make one happen (e.g. submit a document to a workflow), or select other event types, then fetch a test event again.",

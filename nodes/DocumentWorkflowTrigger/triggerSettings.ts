@@ -22,14 +22,23 @@ export interface TriggerSettings extends EventFilter {
 export function readSettings(ctx: IPollFunctions): TriggerSettings {
 	const filter = readEventFilter(ctx.getNode(), ctx.getNodeParameter('events', []));
 	const options = ctx.getNodeParameter('options', {}) as IDataObject;
-	const minutes = options.overlapMinutes === undefined ? DEFAULT_OVERLAP_MINUTES : Number(options.overlapMinutes);
+	const minutes =
+		options.overlapMinutes === undefined ? DEFAULT_OVERLAP_MINUTES : Number(options.overlapMinutes);
 	if (!Number.isFinite(minutes) || minutes <= 0) {
-		throw new NodeOperationError(ctx.getNode(), `The overlap window must be a positive number of minutes, not "${String(options.overlapMinutes)}"`, {
-			description: 'Set Options → Overlap Window (Minutes) to e.g. 5.',
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`The overlap window must be a positive number of minutes, not "${String(options.overlapMinutes)}"`,
+			{
+				description: 'Set Options → Overlap Window (Minutes) to e.g. 5.',
+			},
+		);
 	}
 	const startFrom: StartFrom = options.startFrom === 'oldest' ? 'oldest' : 'now';
-	const settings: TriggerSettings = { ...filter, overlapMs: Math.round(minutes * 60_000), startFrom };
+	const settings: TriggerSettings = {
+		...filter,
+		overlapMs: Math.round(minutes * 60_000),
+		startFrom,
+	};
 	if (filter.types?.size === 1) settings.apiType = [...filter.types][0];
 	return settings;
 }

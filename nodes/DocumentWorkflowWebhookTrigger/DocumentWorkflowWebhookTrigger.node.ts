@@ -23,13 +23,16 @@ import { triggerKey, verifyDelivery } from './verifier';
 
 /** The notice's words: the set-up steps (docs/webhook-trigger.md quotes them). */
 export const SETUP_NOTICE =
-	'Set up by hand: in the Document Workflow service\'s settings, create a subscription with this node\'s Production URL (shown above under "Webhook URLs") and the event types you want. Deliveries are not signed, so each delivered event is checked against the API\'s event list and only the API\'s own copy is emitted, once.';
+	"Set up by hand: in the Document Workflow service's settings, create a subscription with this node's Production URL (shown above under \"Webhook URLs\") and the event types you want. Deliveries are not signed, so each delivered event is checked against the API's event list and only the API's own copy is emitted, once.";
 
 /** A plain JSON answer, written at once through the response object (n8n then sends nothing itself). */
 function answer(ctx: IWebhookFunctions, status: number, body: IDataObject): void {
 	const res = ctx.getResponseObject();
 	const text = JSON.stringify(body);
-	res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+	res.writeHead(status, {
+		'Content-Type': 'application/json; charset=utf-8',
+		'Content-Length': Buffer.byteLength(text),
+	});
 	res.end(text);
 }
 
@@ -46,7 +49,8 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 		// workflows keep version 1, unchanged.
 		version: [1, 2],
 		defaultVersion: 2,
-		subtitle: '={{"Events: " + ($parameter["events"].length ? $parameter["events"].join(", ") : "all")}}',
+		subtitle:
+			'={{"Events: " + ($parameter["events"].length ? $parameter["events"].join(", ") : "all")}}',
 		description: 'Starts the workflow as soon as the service delivers a Document Workflow event',
 		defaults: { name: 'Document Workflow Webhook Trigger' },
 		inputs: [],
@@ -97,7 +101,9 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 		try {
 			filter = readEventFilter(this.getNode(), this.getNodeParameter('events', []));
 		} catch (error) {
-			answer(this, 500, { error: `The trigger's settings are invalid: ${(error as Error).message}` });
+			answer(this, 500, {
+				error: `The trigger's settings are invalid: ${(error as Error).message}`,
+			});
 			return { noWebhookResponse: true };
 		}
 		// Answered before the API is read: a slow API never makes the service retry or time out.
@@ -106,8 +112,15 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 		// Keyed by the credential's id, not its content: no credential is read for a delivery
 		// (n8n would load and decrypt it each time); the reads load it, once per sweep.
 		const node = this.getNode();
-		const key = triggerKey([node.credentials?.[CREDENTIAL_TYPE]?.id ?? undefined, this.getWorkflow().id, node.id, this.getMode()]);
-		const events = (await verifyDelivery(this, key, parsed.events, { types: filter.types })).filter((event) => matches(filter, event));
+		const key = triggerKey([
+			node.credentials?.[CREDENTIAL_TYPE]?.id ?? undefined,
+			this.getWorkflow().id,
+			node.id,
+			this.getMode(),
+		]);
+		const events = (await verifyDelivery(this, key, parsed.events, { types: filter.types })).filter(
+			(event) => matches(filter, event),
+		);
 		if (events.length === 0) return { noWebhookResponse: true };
 		return { noWebhookResponse: true, workflowData: [events.map((json) => ({ json }))] };
 	}

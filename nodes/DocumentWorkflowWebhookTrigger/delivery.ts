@@ -17,16 +17,19 @@ export interface DeliveredEvent {
 	statedType?: string;
 }
 
-export type ParsedDelivery = { ok: true; events: DeliveredEvent[] } | { ok: false; message: string };
+export type ParsedDelivery =
+	| { ok: true; events: DeliveredEvent[] }
+	| { ok: false; message: string };
 
-const SHAPE = 'The body must be one event as the API lists it ({"id": "<event UUID>", "type": ..., ...}) or a JSON array of them.';
+const SHAPE =
+	'The body must be one event as the API lists it ({"id": "<event UUID>", "type": ..., ...}) or a JSON array of them.';
 
 function isObject(value: unknown): value is IDataObject {
 	return !!value && typeof value === 'object' && !Array.isArray(value);
 }
 
 function shown(value: unknown): string {
-	const text = typeof value === 'string' ? `"${value}"` : JSON.stringify(value) ?? String(value);
+	const text = typeof value === 'string' ? `"${value}"` : (JSON.stringify(value) ?? String(value));
 	return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
@@ -37,15 +40,25 @@ export function parseDelivery(body: unknown): ParsedDelivery {
 	}
 	if (list.length === 0) return { ok: false, message: `The delivery is an empty array. ${SHAPE}` };
 	if (list.length > MAX_EVENTS_PER_DELIVERY) {
-		return { ok: false, message: `The delivery names ${list.length} events; at most ${MAX_EVENTS_PER_DELIVERY} are accepted at once.` };
+		return {
+			ok: false,
+			message: `The delivery names ${list.length} events; at most ${MAX_EVENTS_PER_DELIVERY} are accepted at once.`,
+		};
 	}
 	const events: DeliveredEvent[] = [];
 	for (const [index, entry] of list.entries()) {
 		const where = Array.isArray(body) ? `Event ${index} of the delivery` : 'The delivered event';
 		if (!isObject(entry)) return { ok: false, message: `${where} is not an object. ${SHAPE}` };
 		if (entry.id === undefined) return { ok: false, message: `${where} has no "id". ${SHAPE}` };
-		if (!isUuid(entry.id)) return { ok: false, message: `${where} has the id ${shown(entry.id)}, which is not an event id (a UUID).` };
-		events.push({ id: entry.id.toLowerCase(), ...(typeof entry.type === 'string' ? { statedType: entry.type } : {}) });
+		if (!isUuid(entry.id))
+			return {
+				ok: false,
+				message: `${where} has the id ${shown(entry.id)}, which is not an event id (a UUID).`,
+			};
+		events.push({
+			id: entry.id.toLowerCase(),
+			...(typeof entry.type === 'string' ? { statedType: entry.type } : {}),
+		});
 	}
 	return { ok: true, events };
 }

@@ -49,7 +49,14 @@ export interface VerifyTiming {
 	giveUpMs: number;
 }
 
-export const DEFAULT_TIMING: VerifyTiming = { gatherMs: 100, minReadGapMs: 250, retryMs: 500, gridMs: 1000, lookForMs: 5000, giveUpMs: 60_000 };
+export const DEFAULT_TIMING: VerifyTiming = {
+	gatherMs: 100,
+	minReadGapMs: 250,
+	retryMs: 500,
+	gridMs: 1000,
+	lookForMs: 5000,
+	giveUpMs: 60_000,
+};
 
 /** Emitted ids remembered per trigger, newest kept: repeats of older ones are not recognised. */
 export const MAX_REMEMBERED_IDS = 10_000;
@@ -145,9 +152,16 @@ export async function verifyDelivery(
 	const now = Date.now();
 	const claim: Claim = { open: 0, found: [] };
 	for (const event of delivered) {
-		if (options.types && event.statedType !== undefined && !options.types.has(event.statedType)) continue;
+		if (options.types && event.statedType !== undefined && !options.types.has(event.statedType))
+			continue;
 		if (state.emitted.has(event.id) || state.pending.has(event.id)) continue;
-		state.pending.set(event.id, { id: event.id, since: now, checkAt: now + timing.gatherMs, retryGap: timing.retryMs, claim });
+		state.pending.set(event.id, {
+			id: event.id,
+			since: now,
+			checkAt: now + timing.gatherMs,
+			retryGap: timing.retryMs,
+			claim,
+		});
 		claim.open++;
 	}
 	while (claim.open > 0 && ownsPending(state, claim)) {
@@ -165,7 +179,11 @@ function ownsPending(state: TriggerState, claim: Claim): boolean {
 	return false;
 }
 
-async function sweepWhenDue(ctx: IWebhookFunctions, state: TriggerState, timing: VerifyTiming): Promise<void> {
+async function sweepWhenDue(
+	ctx: IWebhookFunctions,
+	state: TriggerState,
+	timing: VerifyTiming,
+): Promise<void> {
 	let due = Infinity;
 	for (const pending of state.pending.values()) due = Math.min(due, pending.checkAt);
 	if (due === Infinity) return;
@@ -183,10 +201,17 @@ interface Page {
 	startedAt: number;
 }
 
-async function sweep(ctx: IWebhookFunctions, state: TriggerState, timing: VerifyTiming): Promise<void> {
+async function sweep(
+	ctx: IWebhookFunctions,
+	state: TriggerState,
+	timing: VerifyTiming,
+): Promise<void> {
 	const started = Date.now();
 	state.lastReadAt = started;
-	const due = [...state.pending.values()].filter((pending) => pending.checkAt <= started).map((pending) => pending.id).sort();
+	const due = [...state.pending.values()]
+		.filter((pending) => pending.checkAt <= started)
+		.map((pending) => pending.id)
+		.sort();
 	const carrier: Carrier = {};
 	let index = 0;
 	let reads = 0;
@@ -196,7 +221,9 @@ async function sweep(ctx: IWebhookFunctions, state: TriggerState, timing: Verify
 			page = await readAfter(ctx, idJustBelow(due[index]));
 		} catch (error) {
 			const message = (error as Error).message;
-			ctx.logger?.error(`Document Workflow Webhook Trigger: could not read the event list to verify a delivery: ${message}`);
+			ctx.logger?.error(
+				`Document Workflow Webhook Trigger: could not read the event list to verify a delivery: ${message}`,
+			);
 			for (const id of due.slice(index)) notReadable(ctx, state, id, timing, message);
 			return;
 		}
@@ -216,20 +243,32 @@ async function readAfter(ctx: IWebhookFunctions, after: string | undefined): Pro
 	const response = await apiRequest<unknown>(
 		ctx,
 		{ method: 'GET', path: '/events', qs, rateLimit: 'read' },
-		{ retry: { ...READ_RETRY, deadline: Date.now() + READ_TIMEOUT_MS }, timeoutMs: READ_TIMEOUT_MS },
+		{
+			retry: { ...READ_RETRY, deadline: Date.now() + READ_TIMEOUT_MS },
+			timeoutMs: READ_TIMEOUT_MS,
+		},
 	);
 	const body = response.body as IDataObject | undefined;
 	if (!body || typeof body !== 'object' || !Array.isArray(body.data)) {
-		throw new NodeApiError(ctx.getNode(), { path: '/events', correlationId: response.correlationId ?? null }, {
-			message: 'The API answered the event list with an unexpected body',
-			description: `GET /events returned ${response.statusCode} without the paged envelope ({count, pages, data}).`,
-		});
+		throw new NodeApiError(
+			ctx.getNode(),
+			{ path: '/events', correlationId: response.correlationId ?? null },
+			{
+				message: 'The API answered the event list with an unexpected body',
+				description: `GET /events returned ${response.statusCode} without the paged envelope ({count, pages, data}).`,
+			},
+		);
 	}
 	const events = (body.data as unknown[]).filter(
-		(entry): entry is IDataObject => !!entry && typeof entry === 'object' && isUuid((entry as IDataObject).id),
+		(entry): entry is IDataObject =>
+			!!entry && typeof entry === 'object' && isUuid((entry as IDataObject).id),
 	);
 	const ids = events.map((event) => String(event.id).toLowerCase()).sort();
-	return { events, coversTo: body.data.length >= PAGE_SIZE ? ids[ids.length - 1] : undefined, startedAt };
+	return {
+		events,
+		coversTo: body.data.length >= PAGE_SIZE ? ids[ids.length - 1] : undefined,
+		startedAt,
+	};
 }
 
 /** The delivery that emits every event one sweep finds: one execution per sweep, not one per delivery. */
@@ -243,7 +282,8 @@ function found(state: TriggerState, event: IDataObject, carrier: Carrier): void 
 	if (!pending) return;
 	state.pending.delete(id);
 	state.emitted.add(id);
-	if (state.emitted.size > MAX_REMEMBERED_IDS) state.emitted.delete(state.emitted.values().next().value as string);
+	if (state.emitted.size > MAX_REMEMBERED_IDS)
+		state.emitted.delete(state.emitted.values().next().value as string);
 	// Safe to hand over: every claim waits for this sweep to end before it looks at what it found.
 	carrier.claim ??= pending.claim;
 	carrier.claim.found.push(event);
@@ -251,14 +291,21 @@ function found(state: TriggerState, event: IDataObject, carrier: Carrier): void 
 }
 
 /** A read that started at `readAt` did not list the id: looked for again, or dropped once a read started late enough missed it. */
-function notListed(ctx: IWebhookFunctions, state: TriggerState, id: string, timing: VerifyTiming, readAt: number): void {
+function notListed(
+	ctx: IWebhookFunctions,
+	state: TriggerState,
+	id: string,
+	timing: VerifyTiming,
+	readAt: number,
+): void {
 	const pending = state.pending.get(id);
 	if (!pending) return;
 	if (readAt - pending.since < timing.lookForMs) {
 		// Soon at first (an event listed a moment late is found within a gap that is short), then
 		// further apart; later looks on a grid, where the ids of close deliveries share their reads.
 		let next = Math.min(pending.since + timing.lookForMs, readAt + pending.retryGap);
-		if (pending.retryGap >= timing.gridMs || next === pending.since + timing.lookForMs) next = Math.ceil(next / timing.gridMs) * timing.gridMs;
+		if (pending.retryGap >= timing.gridMs || next === pending.since + timing.lookForMs)
+			next = Math.ceil(next / timing.gridMs) * timing.gridMs;
 		pending.retryGap *= 2;
 		pending.checkAt = Math.max(Date.now(), next);
 		return;
@@ -271,7 +318,13 @@ function notListed(ctx: IWebhookFunctions, state: TriggerState, id: string, timi
 }
 
 /** The list could not be read: the id is looked for again, until `giveUpMs` after its delivery. */
-function notReadable(ctx: IWebhookFunctions, state: TriggerState, id: string, timing: VerifyTiming, reason: string): void {
+function notReadable(
+	ctx: IWebhookFunctions,
+	state: TriggerState,
+	id: string,
+	timing: VerifyTiming,
+	reason: string,
+): void {
 	const pending = state.pending.get(id);
 	if (!pending) return;
 	const now = Date.now();

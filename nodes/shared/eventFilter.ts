@@ -25,7 +25,9 @@ export const EVENTS_PROPERTY: INodeProperties = {
 
 /** The selection as the user made it, checked: an unknown type is an error that lists the known ones. */
 export function readEventFilter(node: INode, rawEvents: unknown): EventFilter {
-	const selected = Array.isArray(rawEvents) ? [...new Set(rawEvents.map((value) => String(value)))] : [];
+	const selected = Array.isArray(rawEvents)
+		? [...new Set(rawEvents.map((value) => String(value)))]
+		: [];
 	const unknown = selected.filter((value) => !EVENT_TYPES.includes(value));
 	if (unknown.length > 0) {
 		throw new NodeOperationError(node, `Unknown event type "${unknown[0]}" in "Events"`, {

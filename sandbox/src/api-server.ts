@@ -14,7 +14,15 @@ import { createWriteStream, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 
-import type { DocumentRec, Engine, KeyRec, OrgRec, RunRec, StoredFile, WorkflowRec } from './engine';
+import type {
+	DocumentRec,
+	Engine,
+	KeyRec,
+	OrgRec,
+	RunRec,
+	StoredFile,
+	WorkflowRec,
+} from './engine';
 import { iso } from './engine';
 import { detectFormat } from './formats';
 import { Ctx, applyFaults, header, pause } from './http-util';
@@ -58,7 +66,10 @@ export function signLink(secret: string, documentId: string, expiresMs: number):
 	return createHmac('sha256', secret).update(`${documentId}.${expiresMs}`).digest('base64url');
 }
 
-function inScope<T extends { orgId: string; workspaceId: string }>(r: T | undefined, auth: Auth): r is T {
+function inScope<T extends { orgId: string; workspaceId: string }>(
+	r: T | undefined,
+	auth: Auth,
+): r is T {
 	return !!r && r.orgId === auth.org.id && r.workspaceId === auth.workspaceId;
 }
 
@@ -91,9 +102,11 @@ function paging(ctx: Ctx, errors: Record<string, string[]>): { page: number; pag
 	const s = parseIntParam(ctx.url.searchParams.get('pageSize'));
 	let page = 1;
 	let pageSize = 20;
-	if (p === 'bad' || (typeof p === 'number' && p < 1)) errors.page = ['page must be an integer of at least 1.'];
+	if (p === 'bad' || (typeof p === 'number' && p < 1))
+		errors.page = ['page must be an integer of at least 1.'];
 	else if (typeof p === 'number') page = p;
-	if (s === 'bad' || (typeof s === 'number' && (s < 1 || s > 100))) errors.pageSize = ['pageSize must be an integer from 1 to 100.'];
+	if (s === 'bad' || (typeof s === 'number' && (s < 1 || s > 100)))
+		errors.pageSize = ['pageSize must be an integer from 1 to 100.'];
 	else if (typeof s === 'number') pageSize = s;
 	return { page, pageSize };
 }
@@ -117,7 +130,11 @@ function findRun(engine: Engine, id: string | undefined, auth: Auth): RunRec | u
 
 const getRun: Handler = async (ctx, auth, [id], { engine }) => {
 	const run = findRun(engine, id, auth);
-	if (!run) return ctx.problem(404, `Run ${id} was not found. A run can answer 404 briefly before it is created, and for good if it never starts: the document's status then says why.`);
+	if (!run)
+		return ctx.problem(
+			404,
+			`Run ${id} was not found. A run can answer 404 briefly before it is created, and for good if it never starts: the document's status then says why.`,
+		);
 	ctx.json(200, engine.runJson(run));
 };
 
@@ -130,14 +147,16 @@ function outputSize(n: OutputNode): number {
 
 function outputValue(n: OutputNode): { isBase64: boolean; output: unknown } {
 	if (n.kind === 'binary') {
-		if (n.base64 !== undefined && n.sizeBytes === undefined) return { isBase64: true, output: n.base64 };
+		if (n.base64 !== undefined && n.sizeBytes === undefined)
+			return { isBase64: true, output: n.base64 };
 		const size = n.sizeBytes ?? 0;
 		const buf = Buffer.allocUnsafe(size);
 		for (let i = 0; i < size; i++) buf[i] = i % 251;
 		return { isBase64: true, output: buf.toString('base64') };
 	}
 	if (n.kind === 'text') {
-		if (n.sizeBytes !== undefined && n.value === undefined) return { isBase64: false, output: 'a'.repeat(n.sizeBytes) };
+		if (n.sizeBytes !== undefined && n.value === undefined)
+			return { isBase64: false, output: 'a'.repeat(n.sizeBytes) };
 		return { isBase64: false, output: String(n.value ?? '') };
 	}
 	if (n.sizeBytes !== undefined && n.value === undefined) {
@@ -151,7 +170,11 @@ const DEFAULT_CT: Record<OutputNode['kind'], string> = {
 	text: 'text/plain',
 	binary: 'application/octet-stream',
 };
-const DEFAULT_EXT: Record<OutputNode['kind'], string> = { json: 'json', text: 'txt', binary: 'bin' };
+const DEFAULT_EXT: Record<OutputNode['kind'], string> = {
+	json: 'json',
+	text: 'txt',
+	binary: 'bin',
+};
 
 /**
  * GET /runs/{id}/output[?nodeId]. Without nodeId the most recently started Download Output
@@ -166,18 +189,32 @@ const getOutput: Handler = async (ctx, auth, [id], { engine }) => {
 	if (nodeId !== null) {
 		node = run.outputs.find((n) => n.nodeId === nodeId);
 		if (!node) {
-			return ctx.problem(404, `Node '${nodeId}' is not a Download Output node of the graph run ${run.id} executed.`, {
-				errors: { nodeId: [`Known nodes: ${run.outputs.map((n) => n.nodeId).join(', ') || '(none)'}`] },
-			});
+			return ctx.problem(
+				404,
+				`Node '${nodeId}' is not a Download Output node of the graph run ${run.id} executed.`,
+				{
+					errors: {
+						nodeId: [`Known nodes: ${run.outputs.map((n) => n.nodeId).join(', ') || '(none)'}`],
+					},
+				},
+			);
 		}
 	} else {
 		node = run.outputs[run.outputs.length - 1];
 	}
-	if (run.status !== 'completed') return ctx.problem(409, `Run ${run.id} has not completed (status '${run.status}'); its output can be read once it has.`);
+	if (run.status !== 'completed')
+		return ctx.problem(
+			409,
+			`Run ${run.id} has not completed (status '${run.status}'); its output can be read once it has.`,
+		);
 	if (!node) return ctx.problem(409, `Run ${run.id} captured no output.`);
 	const size = outputSize(node);
 	const max = engine.settings.maxOutputBytes;
-	if (size > max) return ctx.problem(413, `The output of node '${node.nodeId}' is ${size} bytes, more than the ${max} bytes that can be returned inline.`);
+	if (size > max)
+		return ctx.problem(
+			413,
+			`The output of node '${node.nodeId}' is ${size} bytes, more than the ${max} bytes that can be returned inline.`,
+		);
 	const v = outputValue(node);
 	ctx.json(200, {
 		contentType: node.contentType ?? DEFAULT_CT[node.kind],
@@ -224,10 +261,12 @@ const listReviewTasks: Handler = async (ctx, auth, _p, { engine }) => {
 		errors.status = [`status must be one of: ${REVIEW_TASK_STATUSES.join(', ')}.`];
 	}
 	const workflowId = q.get('workflowId');
-	if (workflowId !== null && !isUuid(workflowId)) errors.workflowId = ['workflowId must be a UUID.'];
+	if (workflowId !== null && !isUuid(workflowId))
+		errors.workflowId = ['workflowId must be a UUID.'];
 	const runId = q.get('runId');
 	if (runId !== null && !isUuid(runId)) errors.runId = ['runId must be a UUID.'];
-	if (Object.keys(errors).length) return ctx.problem(400, `Invalid query: ${Object.values(errors).flat().join(' ')}`, { errors });
+	if (Object.keys(errors).length)
+		return ctx.problem(400, `Invalid query: ${Object.values(errors).flat().join(' ')}`, { errors });
 	const all = engine
 		.tasksNewestFirst()
 		.filter(
@@ -239,9 +278,13 @@ const listReviewTasks: Handler = async (ctx, auth, _p, { engine }) => {
 		);
 	const pages = Math.ceil(all.length / pageSize);
 	if (page > Math.max(pages, 1)) {
-		return ctx.problem(400, `page ${page} is too large: there ${pages === 1 ? 'is 1 page' : `are ${pages} pages`} of ${pageSize}.`, {
-			errors: { page: [`page must be at most ${Math.max(pages, 1)}.`] },
-		});
+		return ctx.problem(
+			400,
+			`page ${page} is too large: there ${pages === 1 ? 'is 1 page' : `are ${pages} pages`} of ${pageSize}.`,
+			{
+				errors: { page: [`page must be at most ${Math.max(pages, 1)}.`] },
+			},
+		);
 	}
 	const slice = all.slice((page - 1) * pageSize, page * pageSize).map((t) => engine.taskJson(t));
 	envelope(ctx, all.length, page, pageSize, slice);
@@ -259,19 +302,32 @@ const listEvents: Handler = async (ctx, auth, _p, { engine }) => {
 	const errors: Record<string, string[]> = {};
 	const { page, pageSize } = paging(ctx, errors);
 	const type = q.get('type');
-	if (type !== null && !(EVENT_TYPES as readonly string[]).includes(type)) errors.type = [`type must be one of: ${EVENT_TYPES.join(', ')}.`];
+	if (type !== null && !(EVENT_TYPES as readonly string[]).includes(type))
+		errors.type = [`type must be one of: ${EVENT_TYPES.join(', ')}.`];
 	const after = q.get('after');
 	if (after !== null && !isUuid(after)) errors.after = ['after must be an event id (UUID).'];
-	if (Object.keys(errors).length) return ctx.problem(400, `Invalid query: ${Object.values(errors).flat().join(' ')}`, { errors });
+	if (Object.keys(errors).length)
+		return ctx.problem(400, `Invalid query: ${Object.values(errors).flat().join(' ')}`, { errors });
 	if (engine.settings.eventPageLatencyMs > 0) await pause(engine.settings.eventPageLatencyMs);
-	const r = engine.events.query(auth.org.id, auth.key.environment, { after: after ?? undefined, type: type ?? undefined, page, pageSize }, engine.now());
+	const r = engine.events.query(
+		auth.org.id,
+		auth.key.environment,
+		{ after: after ?? undefined, type: type ?? undefined, page, pageSize },
+		engine.now(),
+	);
 	const pages = Math.ceil(r.count / pageSize);
 	if (page > Math.max(pages, 1)) {
 		return ctx.problem(400, `page ${page} is too large: there are ${pages} pages of ${pageSize}.`, {
 			errors: { page: [`page must be at most ${Math.max(pages, 1)}.`] },
 		});
 	}
-	envelope(ctx, r.count, page, pageSize, r.items.map((e) => engine.eventJson(e)));
+	envelope(
+		ctx,
+		r.count,
+		page,
+		pageSize,
+		r.items.map((e) => engine.eventJson(e)),
+	);
 	if (engine.settings.eventPageClockAdvanceMs > 0) {
 		engine.clock.offsetMs += engine.settings.eventPageClockAdvanceMs;
 		engine.settle();
@@ -312,15 +368,24 @@ const trigger: Handler = async (ctx, auth, [id], deps) => {
 	}
 };
 
-async function runTrigger(ctx: Ctx, auth: Auth, id: string | undefined, deps: ApiDeps): Promise<void> {
+async function runTrigger(
+	ctx: Ctx,
+	auth: Auth,
+	id: string | undefined,
+	deps: ApiDeps,
+): Promise<void> {
 	const { engine } = deps;
 	const wf: WorkflowRec | undefined = lookup(engine.workflows, id);
 	if (!inScope(wf, auth)) return ctx.problem(404, `Workflow ${id} was not found.`);
 	const ct = header(ctx.req, 'content-type') ?? '';
 	if (!/^multipart\/form-data/i.test(ct)) {
-		return ctx.problem(400, 'The request must be multipart/form-data with the document in the form field "file".', {
-			errors: { file: ['The form field "file" is required.'] },
-		});
+		return ctx.problem(
+			400,
+			'The request must be multipart/form-data with the document in the form field "file".',
+			{
+				errors: { file: ['The form field "file" is required.'] },
+			},
+		);
 	}
 	let bb: busboy.Busboy;
 	try {
@@ -358,7 +423,9 @@ async function runTrigger(ctx: Ctx, auth: Auth, id: string | undefined, deps: Ap
 			fileSeen = true;
 			const format = detectFormat(info.filename, info.mimeType);
 			if (!format || !wf.triggerFormats.includes(format)) {
-				const accepted = wf.triggerFormats.length ? wf.triggerFormats.join(', ') : 'none (the workflow has no API trigger)';
+				const accepted = wf.triggerFormats.length
+					? wf.triggerFormats.join(', ')
+					: 'none (the workflow has no API trigger)';
 				rejection = {
 					detail: format
 						? `The document format '${format}' (file '${info.filename}', ${info.mimeType}) is not accepted by workflow ${wf.id}. Accepted triggerFormats: ${accepted}.`
@@ -440,15 +507,63 @@ async function runTrigger(ctx: Ctx, auth: Auth, id: string | undefined, deps: Ap
 }
 
 const ROUTES: Route[] = [
-	{ method: 'POST', re: /^\/workflows\/([^/]+)\/trigger$/, scope: 'workflows:trigger', cls: 'triggers', handler: trigger },
-	{ method: 'GET', re: /^\/workflows\/([^/]+)$/, scope: 'workflows:read', cls: 'reads', handler: getWorkflow },
+	{
+		method: 'POST',
+		re: /^\/workflows\/([^/]+)\/trigger$/,
+		scope: 'workflows:trigger',
+		cls: 'triggers',
+		handler: trigger,
+	},
+	{
+		method: 'GET',
+		re: /^\/workflows\/([^/]+)$/,
+		scope: 'workflows:read',
+		cls: 'reads',
+		handler: getWorkflow,
+	},
 	{ method: 'GET', re: /^\/runs\/([^/]+)$/, scope: 'runs:read', cls: 'reads', handler: getRun },
-	{ method: 'GET', re: /^\/runs\/([^/]+)\/output$/, scope: 'runs:read', cls: 'reads', handler: getOutput },
-	{ method: 'GET', re: /^\/documents\/([^/]+)$/, scope: 'documents:read', cls: 'reads', handler: getDocument },
-	{ method: 'GET', re: /^\/documents\/([^/]+)\/runs$/, scope: 'runs:read', cls: 'reads', handler: getDocumentRuns },
-	{ method: 'GET', re: /^\/documents\/([^/]+)\/original$/, scope: 'documents:read', cls: 'originals', handler: getOriginal },
-	{ method: 'GET', re: /^\/review-tasks$/, scope: 'reviews:read', cls: 'reads', handler: listReviewTasks },
-	{ method: 'GET', re: /^\/review-tasks\/([^/]+)$/, scope: 'reviews:read', cls: 'reads', handler: getReviewTask },
+	{
+		method: 'GET',
+		re: /^\/runs\/([^/]+)\/output$/,
+		scope: 'runs:read',
+		cls: 'reads',
+		handler: getOutput,
+	},
+	{
+		method: 'GET',
+		re: /^\/documents\/([^/]+)$/,
+		scope: 'documents:read',
+		cls: 'reads',
+		handler: getDocument,
+	},
+	{
+		method: 'GET',
+		re: /^\/documents\/([^/]+)\/runs$/,
+		scope: 'runs:read',
+		cls: 'reads',
+		handler: getDocumentRuns,
+	},
+	{
+		method: 'GET',
+		re: /^\/documents\/([^/]+)\/original$/,
+		scope: 'documents:read',
+		cls: 'originals',
+		handler: getOriginal,
+	},
+	{
+		method: 'GET',
+		re: /^\/review-tasks$/,
+		scope: 'reviews:read',
+		cls: 'reads',
+		handler: listReviewTasks,
+	},
+	{
+		method: 'GET',
+		re: /^\/review-tasks\/([^/]+)$/,
+		scope: 'reviews:read',
+		cls: 'reads',
+		handler: getReviewTask,
+	},
 	{ method: 'GET', re: /^\/events$/, scope: 'events:read', cls: 'reads', handler: listEvents },
 ];
 
@@ -464,7 +579,8 @@ function authenticate(ctx: Ctx, engine: Engine): Auth | Promise<void> {
 	}
 	const org = engine.orgs.get(key.orgId);
 	if (!org) return ctx.problem(401, 'The API key is invalid (its organization no longer exists).');
-	if (!org.apiAccess) return ctx.problem(403, "The organization's plan does not include API access.");
+	if (!org.apiAccess)
+		return ctx.problem(403, "The organization's plan does not include API access.");
 	const ws = header(ctx.req, 'x-workspace-id')?.trim();
 	let workspaceId = org.defaultWorkspaceId;
 	if (ws) {
@@ -480,7 +596,9 @@ export function apiHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerRes
 		void handle(req, res, deps).catch((err: unknown) => {
 			if (!res.headersSent) {
 				res.writeHead(500, { 'Content-Type': 'application/problem+json' });
-				res.end(JSON.stringify({ status: 500, title: 'Internal Server Error', detail: String(err) }));
+				res.end(
+					JSON.stringify({ status: 500, title: 'Internal Server Error', detail: String(err) }),
+				);
 			}
 		});
 	};
@@ -515,14 +633,21 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: ApiDeps):
 			return await ctx.problem(404, `No operation at ${method} ${path}.`);
 		}
 		if (!auth.key.scopes.has(route.scope)) {
-			return await ctx.problem(403, `The API key lacks the scope '${route.scope}' that this operation requires.`);
+			return await ctx.problem(
+				403,
+				`The API key lacks the scope '${route.scope}' that this operation requires.`,
+			);
 		}
 		const rate = deps.limiter.take(auth.org.id, route.cls, engine.now());
 		if (!rate.ok) {
 			const retryAfter = retryAfterHeader(rate.retryAfterMs, rate.format);
-			return await ctx.problem(429, `The plan's ${route.cls.replace(/s$/, '')} rate limit is exceeded; retry after ${Math.max(1, Math.ceil(rate.retryAfterMs / 1000))} s.`, {
-				headers: { 'Retry-After': retryAfter },
-			});
+			return await ctx.problem(
+				429,
+				`The plan's ${route.cls.replace(/s$/, '')} rate limit is exceeded; retry after ${Math.max(1, Math.ceil(rate.retryAfterMs / 1000))} s.`,
+				{
+					headers: { 'Retry-After': retryAfter },
+				},
+			);
 		}
 		await route.handler(ctx, auth, params, deps);
 	} catch (err) {

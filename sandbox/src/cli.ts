@@ -13,7 +13,8 @@ function port(name: string, def: number): number {
 	const v = process.env[name];
 	if (v === undefined || v === '') return def;
 	const n = Number(v);
-	if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number, got ${v}`);
+	if (!Number.isInteger(n) || n < 0 || n > 65535)
+		throw new Error(`${name} must be a port number, got ${v}`);
 	return n;
 }
 
@@ -39,8 +40,13 @@ async function main(): Promise<void> {
 		`  File-link origin:              ${sb.fileBaseUrl}`,
 		`  Control API:                   ${sb.controlUrl}`,
 		'  Workflows:',
-		...workflows.map((w) => `    ${w.id}  ${w.name} (${w.environment}, formats: ${w.triggerFormats.join('/') || 'none'})`),
-		seed ? `  Demo data: ${docs} documents, ${tasks.length} review tasks (${tasks.filter((t) => t.status === 'pending').length} pending), a few events.` : '  No demo data (--no-seed).',
+		...workflows.map(
+			(w) =>
+				`    ${w.id}  ${w.name} (${w.environment}, formats: ${w.triggerFormats.join('/') || 'none'})`,
+		),
+		seed
+			? `  Demo data: ${docs} documents, ${tasks.length} review tasks (${tasks.filter((t) => t.status === 'pending').length} pending), a few events.`
+			: '  No demo data (--no-seed).',
 		'Ctrl-C stops.',
 	];
 	process.stdout.write(`${lines.join('\n')}\n`);

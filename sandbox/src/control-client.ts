@@ -75,8 +75,14 @@ export class SandboxControl {
 		const parsed: unknown = text ? JSON.parse(text) : undefined;
 		if (!res.ok) {
 			const msg =
-				parsed && typeof parsed === 'object' && 'error' in parsed ? String((parsed as { error: unknown }).error) : text;
-			throw new SandboxControlError(`sandbox control ${method} ${path} -> ${res.status}: ${msg}`, res.status, parsed);
+				parsed && typeof parsed === 'object' && 'error' in parsed
+					? String((parsed as { error: unknown }).error)
+					: text;
+			throw new SandboxControlError(
+				`sandbox control ${method} ${path} -> ${res.status}: ${msg}`,
+				res.status,
+				parsed,
+			);
 		}
 		return parsed as T;
 	}
@@ -150,7 +156,10 @@ export class SandboxControl {
 
 	/** The next `count` triggers of the workflow (default 1) use this script instead of the workflow's. */
 	setNextScripts(workflowId: string, script: RunScriptInput, count = 1): Promise<WorkflowInfo> {
-		return this.call('POST', `/workflows/${encodeURIComponent(workflowId)}/next-scripts`, { script, count });
+		return this.call('POST', `/workflows/${encodeURIComponent(workflowId)}/next-scripts`, {
+			script,
+			count,
+		});
 	}
 
 	clearNextScripts(workflowId: string): Promise<WorkflowInfo> {
@@ -164,7 +173,9 @@ export class SandboxControl {
 	}
 
 	countDocuments(filter: DocumentFilter = {}): Promise<number> {
-		return this.call<{ count: number }>('GET', `/documents/count${qs(filter)}`).then((r) => r.count);
+		return this.call<{ count: number }>('GET', `/documents/count${qs(filter)}`).then(
+			(r) => r.count,
+		);
 	}
 
 	getDocument(documentId: string): Promise<DocumentInfo> {
@@ -201,7 +212,9 @@ export class SandboxControl {
 
 	// ---- review tasks ----
 
-	listReviewTasks(filter: { runId?: string; workflowId?: string; status?: string; orgId?: string } = {}): Promise<ReviewTaskInfo[]> {
+	listReviewTasks(
+		filter: { runId?: string; workflowId?: string; status?: string; orgId?: string } = {},
+	): Promise<ReviewTaskInfo[]> {
 		return this.call('GET', `/review-tasks${qs(filter)}`);
 	}
 
@@ -272,7 +285,10 @@ export class SandboxControl {
 	}
 
 	/** Bulk creation (50,000 in well under a second). */
-	createEvents(events: EventInput[], options: { orgId?: string; returnIds?: boolean } = {}): Promise<CreateEventsResult> {
+	createEvents(
+		events: EventInput[],
+		options: { orgId?: string; returnIds?: boolean } = {},
+	): Promise<CreateEventsResult> {
 		return this.call('POST', '/events/bulk', { events, ...options });
 	}
 
@@ -298,6 +314,9 @@ export class SandboxControl {
 
 	/** Every delivery so far (each copy of a repeated one too), in the order they were queued. */
 	getDeliveries(filter: { subscriptionId?: string } = {}): Promise<DeliveryRecord[]> {
-		return this.call('GET', `/deliveries${filter.subscriptionId ? `?subscriptionId=${encodeURIComponent(filter.subscriptionId)}` : ''}`);
+		return this.call(
+			'GET',
+			`/deliveries${filter.subscriptionId ? `?subscriptionId=${encodeURIComponent(filter.subscriptionId)}` : ''}`,
+		);
 	}
 }

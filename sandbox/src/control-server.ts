@@ -68,7 +68,9 @@ function opt(q: URLSearchParams, name: string): string | undefined {
 	return q.get(name) ?? undefined;
 }
 
-export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function controlHandler(
+	deps: ControlDeps,
+): (req: IncomingMessage, res: ServerResponse) => void {
 	const { engine, log, faults, limiter } = deps;
 	const routes: Array<[string, RegExp, Handler]> = [
 		['POST', /^\/reset$/, () => (deps.reset(), deps.info())],
@@ -78,11 +80,19 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 			/^\/settings$/,
 			(_p, _q, b) => {
 				const s = b as SandboxSettings;
-				for (const k of ['eventCommitDelayMs', 'originalLinkTtlMs', 'maxOutputBytes', 'eventPageLatencyMs', 'eventPageClockAdvanceMs'] as const) {
+				for (const k of [
+					'eventCommitDelayMs',
+					'originalLinkTtlMs',
+					'maxOutputBytes',
+					'eventPageLatencyMs',
+					'eventPageClockAdvanceMs',
+				] as const) {
 					if (s[k] !== undefined) engine.settings[k] = Number(s[k]);
 				}
-				if (s.sendDateHeader !== undefined) engine.settings.sendDateHeader = s.sendDateHeader !== false;
-				if (s.runEventsNameRun !== undefined) engine.settings.runEventsNameRun = s.runEventsNameRun !== false;
+				if (s.sendDateHeader !== undefined)
+					engine.settings.sendDateHeader = s.sendDateHeader !== false;
+				if (s.runEventsNameRun !== undefined)
+					engine.settings.runEventsNameRun = s.runEventsNameRun !== false;
 				return engine.settings;
 			},
 		],
@@ -105,42 +115,85 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 			([id], _q, b) => {
 				const o = engine.org(id!);
 				const wsId = uuid();
-				const ws = { id: wsId, name: typeof b.name === 'string' ? b.name : 'Workspace', isDefault: false };
+				const ws = {
+					id: wsId,
+					name: typeof b.name === 'string' ? b.name : 'Workspace',
+					isDefault: false,
+				};
 				o.workspaces.set(wsId, ws);
 				return ws;
 			},
 		],
 		['POST', /^\/keys$/, (_p, _q, b) => engine.keyInfo(engine.createKey(b))],
-		['GET', /^\/keys$/, (_p, q) => [...engine.keysById.values()].filter((k) => !q.get('orgId') || k.orgId === q.get('orgId')).map((k) => engine.keyInfo(k))],
+		[
+			'GET',
+			/^\/keys$/,
+			(_p, q) =>
+				[...engine.keysById.values()]
+					.filter((k) => !q.get('orgId') || k.orgId === q.get('orgId'))
+					.map((k) => engine.keyInfo(k)),
+		],
 		['PATCH', /^\/keys\/([^/]+)$/, ([id], _q, b) => engine.keyInfo(engine.updateKey(id!, b))],
 		['DELETE', /^\/keys\/([^/]+)$/, ([id]) => (engine.deleteKey(id!), { deleted: true })],
 		// workflows
 		['POST', /^\/workflows$/, (_p, _q, b) => engine.workflowInfo(engine.createWorkflow(b))],
-		['GET', /^\/workflows$/, () => [...engine.workflows.values()].map((w) => engine.workflowInfo(w))],
+		[
+			'GET',
+			/^\/workflows$/,
+			() => [...engine.workflows.values()].map((w) => engine.workflowInfo(w)),
+		],
 		['GET', /^\/workflows\/([^/]+)$/, ([id]) => engine.workflowInfo(engine.workflow(id!))],
-		['PATCH', /^\/workflows\/([^/]+)$/, ([id], _q, b) => engine.workflowInfo(engine.updateWorkflow(id!, b))],
+		[
+			'PATCH',
+			/^\/workflows\/([^/]+)$/,
+			([id], _q, b) => engine.workflowInfo(engine.updateWorkflow(id!, b)),
+		],
 		[
 			'POST',
 			/^\/workflows\/([^/]+)\/next-scripts$/,
-			([id], _q, b) => engine.workflowInfo(engine.setNextScripts(id!, b.script as never, Number(b.count ?? 1))),
+			([id], _q, b) =>
+				engine.workflowInfo(engine.setNextScripts(id!, b.script as never, Number(b.count ?? 1))),
 		],
-		['DELETE', /^\/workflows\/([^/]+)\/next-scripts$/, ([id]) => engine.workflowInfo(engine.clearNextScripts(id!))],
+		[
+			'DELETE',
+			/^\/workflows\/([^/]+)\/next-scripts$/,
+			([id]) => engine.workflowInfo(engine.clearNextScripts(id!)),
+		],
 		// documents and runs
 		[
 			'GET',
 			/^\/documents\/count$/,
 			(_p, q) => ({ count: [...engine.documents.values()].filter((d) => docMatch(d, q)).length }),
 		],
-		['GET', /^\/documents$/, (_p, q) => [...engine.documents.values()].filter((d) => docMatch(d, q)).map((d) => engine.documentInfo(d))],
+		[
+			'GET',
+			/^\/documents$/,
+			(_p, q) =>
+				[...engine.documents.values()]
+					.filter((d) => docMatch(d, q))
+					.map((d) => engine.documentInfo(d)),
+		],
 		['GET', /^\/documents\/([^/]+)$/, ([id]) => engine.documentInfo(engine.document(id!))],
-		['POST', /^\/documents\/([^/]+)\/start$/, ([id], _q, b) => engine.runInfo(engine.startDocument(id!, b.script as never))],
-		['POST', /^\/documents\/([^/]+)\/runs$/, ([id], _q, b) => engine.runInfo(engine.addRun(id!, b))],
+		[
+			'POST',
+			/^\/documents\/([^/]+)\/start$/,
+			([id], _q, b) => engine.runInfo(engine.startDocument(id!, b.script as never)),
+		],
+		[
+			'POST',
+			/^\/documents\/([^/]+)\/runs$/,
+			([id], _q, b) => engine.runInfo(engine.addRun(id!, b)),
+		],
 		[
 			'GET',
 			/^\/runs$/,
 			(_p, q) =>
 				[...engine.runs.values()]
-					.filter((r) => (!q.get('documentId') || r.documentId === q.get('documentId')) && (!q.get('workflowId') || r.workflowId === q.get('workflowId')))
+					.filter(
+						(r) =>
+							(!q.get('documentId') || r.documentId === q.get('documentId')) &&
+							(!q.get('workflowId') || r.workflowId === q.get('workflowId')),
+					)
 					.map((r) => engine.runInfo(r)),
 		],
 		['GET', /^\/runs\/([^/]+)$/, ([id]) => engine.runInfo(engine.run(id!))],
@@ -162,8 +215,16 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 					)
 					.map((t) => engine.taskInfo(t)),
 		],
-		['POST', /^\/review-tasks\/([^/]+)\/decide$/, ([id], _q, b) => engine.taskInfo(engine.decideTask(id!, b.decision as 'approved'))],
-		['PATCH', /^\/review-tasks\/([^/]+)$/, ([id], _q, b) => engine.taskInfo(engine.setTaskStatus(id!, String(b.status)))],
+		[
+			'POST',
+			/^\/review-tasks\/([^/]+)\/decide$/,
+			([id], _q, b) => engine.taskInfo(engine.decideTask(id!, b.decision as 'approved')),
+		],
+		[
+			'PATCH',
+			/^\/review-tasks\/([^/]+)$/,
+			([id], _q, b) => engine.taskInfo(engine.setTaskStatus(id!, String(b.status))),
+		],
 		// clock
 		['GET', /^\/clock$/, () => clockInfo(engine)],
 		[
@@ -245,9 +306,11 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 				const now = engine.now();
 				const items = list.map((e) => {
 					const createdOnMs = e.createdOn ? Date.parse(e.createdOn) : now;
-					if (Number.isNaN(createdOnMs)) throw new HttpError(400, `invalid createdOn ${e.createdOn}`);
+					if (Number.isNaN(createdOnMs))
+						throw new HttpError(400, `invalid createdOn ${e.createdOn}`);
 					const env = e.environment ?? 'prod';
-					if (env !== 'dev' && env !== 'prod') throw new HttpError(400, `invalid environment ${String(env)}`);
+					if (env !== 'dev' && env !== 'prod')
+						throw new HttpError(400, `invalid environment ${String(env)}`);
 					return {
 						type: String(e.type),
 						createdOnMs,
@@ -271,7 +334,10 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 	];
 
 	function docMatch(d: { orgId: string; workflowId: string }, q: URLSearchParams): boolean {
-		return (!q.get('orgId') || d.orgId === q.get('orgId')) && (!q.get('workflowId') || d.workflowId === q.get('workflowId'));
+		return (
+			(!q.get('orgId') || d.orgId === q.get('orgId')) &&
+			(!q.get('workflowId') || d.workflowId === q.get('workflowId'))
+		);
 	}
 
 	return (req, res) => {
@@ -291,16 +357,24 @@ export function controlHandler(deps: ControlDeps): (req: IncomingMessage, res: S
 					pathKnown = true;
 					if (m !== method) continue;
 					found = true;
-					out = h(match.slice(1).map((s) => decodeURIComponent(s)), url.searchParams, body);
+					out = h(
+						match.slice(1).map((s) => decodeURIComponent(s)),
+						url.searchParams,
+						body,
+					);
 					break;
 				}
-				if (!found) throw new HttpError(pathKnown ? 405 : 404, `no control route ${method} ${url.pathname}`);
+				if (!found)
+					throw new HttpError(pathKnown ? 405 : 404, `no control route ${method} ${url.pathname}`);
 			} catch (e) {
 				status = e instanceof HttpError || e instanceof EngineError ? e.status : 400;
 				out = { error: (e as Error).message };
 			}
 			const text = JSON.stringify(out ?? null);
-			res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+			res.writeHead(status, {
+				'Content-Type': 'application/json; charset=utf-8',
+				'Content-Length': Buffer.byteLength(text),
+			});
 			res.end(text);
 		})();
 	};

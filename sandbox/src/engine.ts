@@ -39,7 +39,8 @@ export class Clock {
 }
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
-const isoOrNull = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : iso(ms));
+const isoOrNull = (ms: number | null | undefined): string | null =>
+	ms === null || ms === undefined ? null : iso(ms);
 
 export interface OrgRec {
 	id: string;
@@ -328,7 +329,13 @@ export class Engine {
 
 	// ------------------------------------------------------------------ orgs, keys
 
-	createOrg(input: { id?: string; name?: string; apiAccess?: boolean; workspaces?: string[]; defaultWorkspaceId?: string }): OrgRec {
+	createOrg(input: {
+		id?: string;
+		name?: string;
+		apiAccess?: boolean;
+		workspaces?: string[];
+		defaultWorkspaceId?: string;
+	}): OrgRec {
 		const id = input.id ?? uuid();
 		if (this.orgs.has(id)) throw new EngineError(409, `org ${id} exists`);
 		const wsId = input.defaultWorkspaceId ?? uuid();
@@ -397,7 +404,16 @@ export class Engine {
 		return k;
 	}
 
-	updateKey(id: string, patch: { name?: string; scopes?: string[]; environment?: Environment; expiresOn?: string | null; active?: boolean }): KeyRec {
+	updateKey(
+		id: string,
+		patch: {
+			name?: string;
+			scopes?: string[];
+			environment?: Environment;
+			expiresOn?: string | null;
+			active?: boolean;
+		},
+	): KeyRec {
 		const k = this.key(id);
 		if (patch.name !== undefined) k.name = patch.name;
 		if (patch.scopes !== undefined) k.scopes = new Set(patch.scopes);
@@ -443,7 +459,8 @@ export class Engine {
 	}): WorkflowRec {
 		const org = this.org(input.orgId ?? DEFAULT_ORG_ID);
 		const workspaceId = input.workspaceId ?? org.defaultWorkspaceId;
-		if (!org.workspaces.has(workspaceId)) throw new EngineError(400, `workspace ${workspaceId} is not in org ${org.id}`);
+		if (!org.workspaces.has(workspaceId))
+			throw new EngineError(400, `workspace ${workspaceId} is not in org ${org.id}`);
 		const id = input.id ?? uuid();
 		if (this.workflows.has(id)) throw new EngineError(409, `workflow ${id} exists`);
 		const now = this.now();
@@ -502,7 +519,8 @@ export class Engine {
 		if (patch.script !== undefined) wf.script = normalizeScript(patch.script, wf.script);
 		if (patch.outputs !== undefined) wf.outputs = patch.outputs;
 		if (patch.workspaceId !== undefined) {
-			if (!this.org(wf.orgId).workspaces.has(patch.workspaceId)) throw new EngineError(400, 'workspace not in org');
+			if (!this.org(wf.orgId).workspaces.has(patch.workspaceId))
+				throw new EngineError(400, 'workspace not in org');
 			wf.workspaceId = patch.workspaceId;
 		}
 		if (moved) {
@@ -514,7 +532,10 @@ export class Engine {
 
 	setNextScripts(id: string, script: RunScriptInput, count: number): WorkflowRec {
 		const wf = this.workflow(id);
-		wf.pending.push({ script: normalizeScript(script, wf.script), remaining: Math.max(1, Math.floor(count)) });
+		wf.pending.push({
+			script: normalizeScript(script, wf.script),
+			remaining: Math.max(1, Math.floor(count)),
+		});
 		return wf;
 	}
 
@@ -674,12 +695,17 @@ export class Engine {
 	startDocument(docId: string, script?: RunScriptInput): RunRec {
 		const d = this.document(docId);
 		const wf = this.workflow(d.workflowId);
-		const run = this.createRun(d, wf, normalizeScript(script, wf.script), { visibleAtMs: this.now() });
+		const run = this.createRun(d, wf, normalizeScript(script, wf.script), {
+			visibleAtMs: this.now(),
+		});
 		this.settle();
 		return run;
 	}
 
-	addRun(docId: string, input: { kind?: string; sourceRunId?: string; script?: RunScriptInput }): RunRec {
+	addRun(
+		docId: string,
+		input: { kind?: string; sourceRunId?: string; script?: RunScriptInput },
+	): RunRec {
 		const d = this.document(docId);
 		const wf = this.workflow(d.workflowId);
 		const script = normalizeScript(input.script, wf.script);
@@ -698,7 +724,13 @@ export class Engine {
 		doc: DocumentRec,
 		wf: WorkflowRec,
 		script: RunScript,
-		opts: { visibleAtMs: number; kind?: string; sourceRunId?: string | null; parent?: RunRec; childKind?: string },
+		opts: {
+			visibleAtMs: number;
+			kind?: string;
+			sourceRunId?: string | null;
+			parent?: RunRec;
+			childKind?: string;
+		},
 	): RunRec {
 		const id = uuid();
 		const parent = opts.parent;
@@ -828,7 +860,9 @@ export class Engine {
 		}
 		if (run.parentRunId === null) {
 			const wf = this.workflows.get(run.workflowId);
-			const names = this.settings.runEventsNameRun ? { runId: run.id, documentId: run.documentId } : {};
+			const names = this.settings.runEventsNameRun
+				? { runId: run.id, documentId: run.documentId }
+				: {};
 			this.emit(run.orgId, wf?.environment ?? 'prod', `run.${run.status}`, t, {
 				...names,
 				workflowId: run.workflowId,
@@ -860,13 +894,20 @@ export class Engine {
 				: (step.children ?? [{ kind: 'fan_out_child' as const }]);
 		run.childRunIds = [];
 		for (const spec of specs) {
-			const wf = (spec.workflowId ? this.workflows.get(spec.workflowId) : undefined) ?? this.workflows.get(run.workflowId);
+			const wf =
+				(spec.workflowId ? this.workflows.get(spec.workflowId) : undefined) ??
+				this.workflows.get(run.workflowId);
 			if (!wf) continue;
-			this.createRun(doc, wf, { steps: spec.script ?? DEFAULT_CHILD_STEPS, outputs: wf.outputs }, {
-				visibleAtMs: t,
-				parent: run,
-				childKind: spec.kind ?? 'fan_out_child',
-			});
+			this.createRun(
+				doc,
+				wf,
+				{ steps: spec.script ?? DEFAULT_CHILD_STEPS, outputs: wf.outputs },
+				{
+					visibleAtMs: t,
+					parent: run,
+					childKind: spec.kind ?? 'fan_out_child',
+				},
+			);
 		}
 	}
 
@@ -886,13 +927,21 @@ export class Engine {
 		return run;
 	}
 
-	setRunState(id: string, patch: { status?: string; error?: { code: string; message?: string } | null; billedCredits?: number }): RunRec {
+	setRunState(
+		id: string,
+		patch: {
+			status?: string;
+			error?: { code: string; message?: string } | null;
+			billedCredits?: number;
+		},
+	): RunRec {
 		this.settle();
 		const run = this.run(id);
 		if (patch.status !== undefined) {
 			run.gen += 1; // cancels the pending timed transition
 			run.status = patch.status;
-			if (FINAL_RUN_STATUSES.includes(patch.status) && run.completedOnMs === null) run.completedOnMs = this.now();
+			if (FINAL_RUN_STATUSES.includes(patch.status) && run.completedOnMs === null)
+				run.completedOnMs = this.now();
 			if (patch.status !== 'queued' && run.startedOnMs === null) run.startedOnMs = this.now();
 		}
 		if (patch.error !== undefined) run.error = patch.error;
@@ -1031,17 +1080,22 @@ export class Engine {
 			run.reviewTaskId = null;
 			const step = run.steps[run.stepIndex];
 			if (decision === 'rejected' && step?.ifRejected) {
-				run.steps = [...run.steps.slice(0, run.stepIndex + 1), ...step.ifRejected.map((s) => ({ ...s }))];
+				run.steps = [
+					...run.steps.slice(0, run.stepIndex + 1),
+					...step.ifRejected.map((s) => ({ ...s })),
+				];
 			}
 			this.enterStep(run, run.stepIndex + 1, t);
 		}
 	}
 
 	decideTask(id: string, decision: 'approved' | 'rejected'): TaskRec {
-		if (decision !== 'approved' && decision !== 'rejected') throw new EngineError(400, 'decision must be approved or rejected');
+		if (decision !== 'approved' && decision !== 'rejected')
+			throw new EngineError(400, 'decision must be approved or rejected');
 		this.settle();
 		const task = this.task(id);
-		if (task.decision !== null) throw new EngineError(409, `review task ${id} is already ${task.status}`);
+		if (task.decision !== null)
+			throw new EngineError(409, `review task ${id} is already ${task.status}`);
 		this.decide(task, decision, this.now());
 		this.settle();
 		return task;
@@ -1087,12 +1141,24 @@ export class Engine {
 
 	// ------------------------------------------------------------------ events
 
-	emit(orgId: string, env: Environment, type: string, t: number, data: Record<string, unknown>): EventRec {
+	emit(
+		orgId: string,
+		env: Environment,
+		type: string,
+		t: number,
+		data: Record<string, unknown>,
+	): EventRec {
 		return this.events.create(orgId, env, type, data, t, this.settings.eventCommitDelayMs);
 	}
 
 	eventJson(e: EventRec): Record<string, unknown> {
-		return { id: e.id, type: e.type, createdOn: iso(e.createdOnMs), environment: e.environment, data: e.data };
+		return {
+			id: e.id,
+			type: e.type,
+			createdOn: iso(e.createdOnMs),
+			environment: e.environment,
+			data: e.data,
+		};
 	}
 
 	eventInfo(e: EventRec, now: number): EventInfo {
@@ -1110,7 +1176,8 @@ export class Engine {
 }
 
 function checkEnv(env: string): Environment {
-	if (env !== 'dev' && env !== 'prod') throw new EngineError(400, `environment must be dev or prod, got ${env}`);
+	if (env !== 'dev' && env !== 'prod')
+		throw new EngineError(400, `environment must be dev or prod, got ${env}`);
 	return env;
 }
 

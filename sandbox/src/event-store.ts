@@ -66,7 +66,14 @@ export class EventStore {
 		return l;
 	}
 
-	create(orgId: string, env: Environment, type: string, data: Record<string, unknown>, createdOnMs: number, commitDelayMs: number): EventRec {
+	create(
+		orgId: string,
+		env: Environment,
+		type: string,
+		data: Record<string, unknown>,
+		createdOnMs: number,
+		commitDelayMs: number,
+	): EventRec {
 		const rec: EventRec = {
 			id: uuid7(createdOnMs),
 			type,
@@ -84,7 +91,9 @@ export class EventStore {
 	}
 
 	/** Bulk insert: append, then one sort per touched list if needed. */
-	createMany(items: Array<Omit<EventRec, 'id' | 'commitAtMs'> & { commitDelayMs: number }>): EventRec[] {
+	createMany(
+		items: Array<Omit<EventRec, 'id' | 'commitAtMs'> & { commitDelayMs: number }>,
+	): EventRec[] {
 		const touched = new Set<EventRec[]>();
 		const out: EventRec[] = new Array(items.length);
 		for (let i = 0; i < items.length; i++) {
@@ -109,7 +118,12 @@ export class EventStore {
 	}
 
 	/** The public listing: last 7 days, committed, key's environment, oldest first by id. */
-	query(orgId: string, env: Environment, q: EventQuery, nowMs: number): { count: number; items: EventRec[]; matches: number } {
+	query(
+		orgId: string,
+		env: Environment,
+		q: EventQuery,
+		nowMs: number,
+	): { count: number; items: EventRec[]; matches: number } {
 		const l = this.lists.get(`${orgId}|${env}`) ?? [];
 		let start = bound(l, uuid7Floor(nowMs - EVENT_WINDOW_MS), false);
 		if (q.after) start = Math.max(start, bound(l, q.after.toLowerCase(), true));
@@ -128,7 +142,15 @@ export class EventStore {
 		return { count, items, matches: count };
 	}
 
-	all(filter: { orgId?: string; environment?: Environment; type?: string; includeUncommitted?: boolean }, nowMs: number): EventRec[] {
+	all(
+		filter: {
+			orgId?: string;
+			environment?: Environment;
+			type?: string;
+			includeUncommitted?: boolean;
+		},
+		nowMs: number,
+	): EventRec[] {
 		const out: EventRec[] = [];
 		for (const l of this.lists.values()) {
 			for (const e of l) {

@@ -26,7 +26,8 @@ export interface FilesDeps {
 export function contentDisposition(filename: string): string {
 	const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
 	let v = `attachment; filename="${ascii}"`;
-	if (ascii !== filename) v += `; filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+	if (ascii !== filename)
+		v += `; filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 	return v;
 }
 
@@ -52,17 +53,24 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: FilesDeps
 	const method = ctx.entry.method;
 	const m = /^\/files\/([^/]+)$/.exec(ctx.url.pathname);
 	if (!m) return ctx.problem(404, `Nothing at ${ctx.url.pathname}.`);
-	if (method !== 'GET' && method !== 'HEAD') return ctx.problem(405, `Method ${method} is not allowed on a file link.`);
+	if (method !== 'GET' && method !== 'HEAD')
+		return ctx.problem(405, `Method ${method} is not allowed on a file link.`);
 	const doc = engine.documents.get(m[1]!);
 	if (!doc) return ctx.problem(404, 'The file of this link no longer exists.');
 	const expiresRaw = ctx.url.searchParams.get('expires') ?? '';
 	const sig = ctx.url.searchParams.get('sig') ?? '';
 	const expiresMs = Number(expiresRaw);
 	if (!/^\d+$/.test(expiresRaw) || !sameSig(sig, signLink(deps.linkSecret, doc.id, expiresMs))) {
-		return ctx.problem(403, 'The link signature is invalid; request a new link from the original-file operation.');
+		return ctx.problem(
+			403,
+			'The link signature is invalid; request a new link from the original-file operation.',
+		);
 	}
 	if (engine.now() > expiresMs) {
-		return ctx.problem(410, `The link expired on ${iso(expiresMs)}; request a new link from the original-file operation.`);
+		return ctx.problem(
+			410,
+			`The link expired on ${iso(expiresMs)}; request a new link from the original-file operation.`,
+		);
 	}
 	let size: number;
 	try {

@@ -36,7 +36,10 @@ const BY_CONTENT_TYPE: Record<string, TriggerFormat> = {
  * The format of an uploaded file: the extension of its name wins when it is a known one;
  * otherwise the content type decides; null when neither is known.
  */
-export function detectFormat(filename: string | undefined, contentType: string | undefined): TriggerFormat | null {
+export function detectFormat(
+	filename: string | undefined,
+	contentType: string | undefined,
+): TriggerFormat | null {
 	const name = (filename ?? '').trim().toLowerCase();
 	const dot = name.lastIndexOf('.');
 	if (dot >= 0) {

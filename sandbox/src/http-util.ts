@@ -53,7 +53,8 @@ export function header(req: IncomingMessage, name: string): string | undefined {
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A wait that does not keep the process alive once the sandbox stops. */
-export const pause = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
+export const pause = (ms: number): Promise<void> =>
+	new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
 
 export class Ctx {
 	readonly correlationId = uuid();
@@ -123,7 +124,10 @@ export class Ctx {
 			this.res.sendDate = false;
 			return { 'X-Correlation-ID': this.correlationId };
 		}
-		return { 'X-Correlation-ID': this.correlationId, Date: new Date(this.engine.now()).toUTCString() };
+		return {
+			'X-Correlation-ID': this.correlationId,
+			Date: new Date(this.engine.now()).toUTCString(),
+		};
 	}
 
 	private begin(status: number): boolean {
@@ -164,7 +168,11 @@ export class Ctx {
 	}
 
 	json(status: number, value: unknown, headers: Record<string, string | number> = {}): void {
-		this.send(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(value));
+		this.send(
+			status,
+			{ 'Content-Type': 'application/json; charset=utf-8', ...headers },
+			JSON.stringify(value),
+		);
 	}
 
 	/** An RFC 7807 problem; the request body (if any) is read to its end first. */
@@ -183,7 +191,11 @@ export class Ctx {
 			traceId: traceId(),
 			errors: opts.errors ?? null,
 		};
-		this.send(status, { 'Content-Type': 'application/problem+json; charset=utf-8', ...(opts.headers ?? {}) }, JSON.stringify(body));
+		this.send(
+			status,
+			{ 'Content-Type': 'application/problem+json; charset=utf-8', ...(opts.headers ?? {}) },
+			JSON.stringify(body),
+		);
 	}
 }
 
@@ -210,21 +222,29 @@ export async function applyFaults(ctx: Ctx, faults: FaultInjector): Promise<bool
 				return false;
 			case 'status5xx': {
 				const status = f.status === 502 || f.status === 503 ? f.status : 500;
-				await ctx.problem(status, `Injected fault: the sandbox answered ${status} before processing the request.`);
+				await ctx.problem(
+					status,
+					`Injected fault: the sandbox answered ${status} before processing the request.`,
+				);
 				return true;
 			}
 			case 'rate429': {
 				const secs = Math.max(0, f.retryAfter ?? 1);
 				await ctx.problem(429, `Injected fault: rate limit exceeded; retry after ${secs} s.`, {
-					headers: { 'Retry-After': retryAfterHeader(secs * 1000, f.retryAfterAsDate ? 'date' : 'seconds') },
+					headers: {
+						'Retry-After': retryAfterHeader(secs * 1000, f.retryAfterAsDate ? 'date' : 'seconds'),
+					},
 				});
 				return true;
 			}
 			case 'badBody': {
 				// A raw answer that is not what the spec promises (broken JSON, an HTML page from a proxy…).
 				await ctx.drain();
-				const status = Number.isInteger(f.status) && f.status! >= 100 && f.status! <= 599 ? f.status! : 200;
-				const headers: Record<string, string> = { 'Content-Type': f.contentType ?? 'text/plain; charset=utf-8' };
+				const status =
+					Number.isInteger(f.status) && f.status! >= 100 && f.status! <= 599 ? f.status! : 200;
+				const headers: Record<string, string> = {
+					'Content-Type': f.contentType ?? 'text/plain; charset=utf-8',
+				};
 				if (f.location) headers.Location = f.location;
 				ctx.send(status, headers, f.body ?? '');
 				return true;

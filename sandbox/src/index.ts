@@ -35,7 +35,14 @@ import { ALL_FORMATS, ALL_SCOPES } from './types';
 
 export { SandboxControl, SandboxControlError } from './control-client';
 export type * from './types';
-export { ALL_FORMATS, ALL_SCOPES, EVENT_TYPES, FINAL_RUN_STATUSES, REVIEW_TASK_STATUSES, TEST_PING_EVENT_TYPE } from './types';
+export {
+	ALL_FORMATS,
+	ALL_SCOPES,
+	EVENT_TYPES,
+	FINAL_RUN_STATUSES,
+	REVIEW_TASK_STATUSES,
+	TEST_PING_EVENT_TYPE,
+} from './types';
 export { detectFormat } from './formats';
 export { filesOriginApiKeySightingsInProcess } from './infra';
 export type { DeliveryRecord, SubscriptionInfo, SubscriptionInput } from './subscriptions';
@@ -116,8 +123,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		limiter.clear();
 		idempotency.clear();
 		subscriptions.clear();
-		engine.createOrg({ id: DEFAULT_ORG_ID, name: 'Default organization', defaultWorkspaceId: ids.workspaceId });
-		engine.createKey({ id: ids.apiKeyId, key: ids.apiKey, name: 'sandbox key (all scopes)', scopes: [...ALL_SCOPES], environment: 'prod' });
+		engine.createOrg({
+			id: DEFAULT_ORG_ID,
+			name: 'Default organization',
+			defaultWorkspaceId: ids.workspaceId,
+		});
+		engine.createKey({
+			id: ids.apiKeyId,
+			key: ids.apiKey,
+			name: 'sandbox key (all scopes)',
+			scopes: [...ALL_SCOPES],
+			environment: 'prod',
+		});
 		engine.createWorkflow({
 			id: ids.workflowId,
 			name: 'Invoice extraction',
@@ -131,10 +148,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	reset();
 
 	const apiServer = createServer(
-		apiHandler({ engine, log, faults, limiter, tmpDir, linkSecret, idempotency, fileBaseUrl: () => urls.files }),
+		apiHandler({
+			engine,
+			log,
+			faults,
+			limiter,
+			tmpDir,
+			linkSecret,
+			idempotency,
+			fileBaseUrl: () => urls.files,
+		}),
 	);
 	const filesServer = createServer(filesHandler({ engine, log, faults, linkSecret }));
-	const controlServer = createServer(controlHandler({ engine, log, faults, limiter, info, reset, subscriptions }));
+	const controlServer = createServer(
+		controlHandler({ engine, log, faults, limiter, info, reset, subscriptions }),
+	);
 	for (const s of [apiServer, filesServer, controlServer]) {
 		s.keepAliveTimeout = 5000;
 		s.requestTimeout = 0; // 200 MB uploads may take a while

@@ -1,6 +1,13 @@
 /** Rate limits, fault injection and the request log of the two public origins. */
 import { seededRandom, uuid } from './ids';
-import type { FaultInfo, FaultRule, RateLimit, RateLimitsInput, RequestFilter, RequestLogEntry } from './types';
+import type {
+	FaultInfo,
+	FaultRule,
+	RateLimit,
+	RateLimitsInput,
+	RequestFilter,
+	RequestLogEntry,
+} from './types';
 
 export type RateClass = 'reads' | 'triggers' | 'originals';
 
@@ -56,7 +63,11 @@ export class RateLimiter {
 			this.windows.set(key, w);
 		}
 		if (w.count >= limit.limit) {
-			return { ok: false, retryAfterMs: w.startMs + limit.windowMs - nowMs, format: l.retryAfterFormat };
+			return {
+				ok: false,
+				retryAfterMs: w.startMs + limit.windowMs - nowMs,
+				format: l.retryAfterFormat,
+			};
 		}
 		w.count += 1;
 		return { ok: true, retryAfterMs: 0, format: l.retryAfterFormat };
@@ -65,7 +76,8 @@ export class RateLimiter {
 
 function check(l: RateLimit | null | undefined): RateLimit | null {
 	if (!l) return null;
-	if (!(l.limit >= 0) || !(l.windowMs > 0)) throw new Error('rate limit needs limit >= 0 and windowMs > 0');
+	if (!(l.limit >= 0) || !(l.windowMs > 0))
+		throw new Error('rate limit needs limit >= 0 and windowMs > 0');
 	return { limit: Math.floor(l.limit), windowMs: l.windowMs };
 }
 

@@ -94,9 +94,11 @@ export class Subscriptions {
 		} catch {
 			throw new EngineError(400, `url must be an absolute http URL, got ${String(input.url)}`);
 		}
-		if (url.protocol !== 'http:') throw new EngineError(400, 'url must use http: (the sandbox delivers over plain HTTP)');
+		if (url.protocol !== 'http:')
+			throw new EngineError(400, 'url must use http: (the sandbox delivers over plain HTTP)');
 		const environment = input.environment ?? 'prod';
-		if (environment !== 'dev' && environment !== 'prod') throw new EngineError(400, `environment must be dev or prod, got ${String(environment)}`);
+		if (environment !== 'dev' && environment !== 'prod')
+			throw new EngineError(400, `environment must be dev or prod, got ${String(environment)}`);
 		const orgId = input.orgId ?? 'default';
 		this.engine.org(orgId);
 		const sub: Subscription = {
@@ -109,9 +111,18 @@ export class Subscriptions {
 			maxDelayMs: Math.max(0, Number(input.maxDelayMs ?? 0)),
 			batchSize: Math.max(1, Math.floor(Number(input.batchSize ?? 1))),
 			pingEvery: Math.max(0, Math.floor(Number(input.pingEvery ?? 0))),
-			maxConnections: Math.max(1, Math.floor(Number(input.maxConnections ?? DEFAULT_MAX_CONNECTIONS))),
+			maxConnections: Math.max(
+				1,
+				Math.floor(Number(input.maxConnections ?? DEFAULT_MAX_CONNECTIONS)),
+			),
 			random: seededRandom(Number(input.seed ?? 1)),
-			agent: new Agent({ keepAlive: true, maxSockets: Math.max(1, Math.floor(Number(input.maxConnections ?? DEFAULT_MAX_CONNECTIONS))) }),
+			agent: new Agent({
+				keepAlive: true,
+				maxSockets: Math.max(
+					1,
+					Math.floor(Number(input.maxConnections ?? DEFAULT_MAX_CONNECTIONS)),
+				),
+			}),
 			sinceLastPing: 0,
 			batch: [],
 		};
@@ -136,12 +147,16 @@ export class Subscriptions {
 	}
 
 	deliveries(filter: { subscriptionId?: string } = {}): DeliveryRecord[] {
-		return this.log.filter((record) => filter.subscriptionId === undefined || record.subscriptionId === filter.subscriptionId);
+		return this.log.filter(
+			(record) =>
+				filter.subscriptionId === undefined || record.subscriptionId === filter.subscriptionId,
+		);
 	}
 
 	/** Resolves once every delivery started so far has been answered (or failed). */
 	async settled(): Promise<void> {
-		while (this.inFlight.size > 0 || this.flushScheduled) await Promise.all([...this.inFlight, new Promise((resolve) => setImmediate(resolve))]);
+		while (this.inFlight.size > 0 || this.flushScheduled)
+			await Promise.all([...this.inFlight, new Promise((resolve) => setImmediate(resolve))]);
 	}
 
 	clear(): void {
@@ -173,7 +188,10 @@ export class Subscriptions {
 	private flush(sub: Subscription): void {
 		const batch = sub.batch.splice(0);
 		if (batch.length === 0) return;
-		const bodies = sub.batchSize === 1 ? batch.map((entry) => this.engine.eventJson(entry.rec)) : [batch.map((entry) => this.engine.eventJson(entry.rec))];
+		const bodies =
+			sub.batchSize === 1
+				? batch.map((entry) => this.engine.eventJson(entry.rec))
+				: [batch.map((entry) => this.engine.eventJson(entry.rec))];
 		const createdAt = batch[0]!.createdAtMs;
 		for (const body of bodies) this.send(sub, body, createdAt, false);
 		sub.sinceLastPing += batch.length;
@@ -186,16 +204,34 @@ export class Subscriptions {
 	private sendPing(sub: Subscription): string {
 		const now = Date.now();
 		const id = uuid7(this.engine.now());
-		const body = { id, type: TEST_PING_EVENT_TYPE, createdOn: iso(this.engine.now()), environment: sub.environment, data: { test: true } };
+		const body = {
+			id,
+			type: TEST_PING_EVENT_TYPE,
+			createdOn: iso(this.engine.now()),
+			environment: sub.environment,
+			data: { test: true },
+		};
 		this.send(sub, body, now, true);
 		return id;
 	}
 
 	private send(sub: Subscription, body: unknown, createdAtMs: number, ping: boolean): void {
-		const ids = (Array.isArray(body) ? body : [body]).map((event) => String((event as { id: unknown }).id));
+		const ids = (Array.isArray(body) ? body : [body]).map((event) =>
+			String((event as { id: unknown }).id),
+		);
 		for (let copy = 0; copy <= sub.repeats; copy++) {
 			const delay = sub.maxDelayMs > 0 ? Math.floor(sub.random() * sub.maxDelayMs) : 0;
-			const record: DeliveryRecord = { subscriptionId: sub.id, eventIds: ids, ping, copy, createdAtMs, sentAtMs: 0, status: 0, answeredAtMs: 0, answer: '' };
+			const record: DeliveryRecord = {
+				subscriptionId: sub.id,
+				eventIds: ids,
+				ping,
+				copy,
+				createdAtMs,
+				sentAtMs: 0,
+				status: 0,
+				answeredAtMs: 0,
+				answer: '',
+			};
 			this.log.push(record);
 			const sending = new Promise<void>((resolve) => {
 				const go = () => this.post(sub, JSON.stringify(body), record).then(resolve);
@@ -216,7 +252,11 @@ export class Subscriptions {
 				{
 					agent: sub.agent,
 					method: 'POST',
-					headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'User-Agent': 'document-workflow-sandbox' },
+					headers: {
+						'Content-Type': 'application/json',
+						'Content-Length': Buffer.byteLength(text),
+						'User-Agent': 'document-workflow-sandbox',
+					},
 					timeout: DELIVERY_TIMEOUT_MS,
 				},
 				(res: IncomingMessage) => {
@@ -245,8 +285,30 @@ export class Subscriptions {
 	}
 
 	private info(sub: Subscription): SubscriptionInfo {
-		const { id, url, eventTypes, orgId, environment, repeats, maxDelayMs, batchSize, pingEvery, maxConnections } = sub;
-		return { id, url, eventTypes, orgId, environment, repeats, maxDelayMs, batchSize, pingEvery, maxConnections };
+		const {
+			id,
+			url,
+			eventTypes,
+			orgId,
+			environment,
+			repeats,
+			maxDelayMs,
+			batchSize,
+			pingEvery,
+			maxConnections,
+		} = sub;
+		return {
+			id,
+			url,
+			eventTypes,
+			orgId,
+			environment,
+			repeats,
+			maxDelayMs,
+			batchSize,
+			pingEvery,
+			maxConnections,
+		};
 	}
 }
 
@@ -259,6 +321,10 @@ export function subscriptionRoutes(subs: Subscriptions): Array<[string, RegExp, 
 		['POST', /^\/subscriptions$/, (_p, _q, body) => subs.add(body as unknown as SubscriptionInput)],
 		['DELETE', /^\/subscriptions\/([^/]+)$/, (p) => subs.remove(p[0]!)],
 		['POST', /^\/subscriptions\/([^/]+)\/ping$/, (p) => subs.ping(p[0]!)],
-		['GET', /^\/deliveries$/, (_p, q) => subs.deliveries({ subscriptionId: q.get('subscriptionId') ?? undefined })],
+		[
+			'GET',
+			/^\/deliveries$/,
+			(_p, q) => subs.deliveries({ subscriptionId: q.get('subscriptionId') ?? undefined }),
+		],
 	];
 }

@@ -25,9 +25,30 @@ export const ALL_SCOPES: readonly Scope[] = [
 	'documents:read',
 ];
 
-export type TriggerFormat = 'pdf' | 'docx' | 'xlsx' | 'pptx' | 'csv' | 'png' | 'jpeg' | 'tiff' | 'gif' | 'webp';
+export type TriggerFormat =
+	| 'pdf'
+	| 'docx'
+	| 'xlsx'
+	| 'pptx'
+	| 'csv'
+	| 'png'
+	| 'jpeg'
+	| 'tiff'
+	| 'gif'
+	| 'webp';
 
-export const ALL_FORMATS: readonly TriggerFormat[] = ['pdf', 'docx', 'xlsx', 'pptx', 'csv', 'png', 'jpeg', 'tiff', 'gif', 'webp'];
+export const ALL_FORMATS: readonly TriggerFormat[] = [
+	'pdf',
+	'docx',
+	'xlsx',
+	'pptx',
+	'csv',
+	'png',
+	'jpeg',
+	'tiff',
+	'gif',
+	'webp',
+];
 
 export type RunKind =
 	| 'full'
@@ -410,7 +431,13 @@ export interface RateLimitsInput {
 	retryAfterFormat?: 'seconds' | 'date';
 }
 
-export type FaultKind = 'status5xx' | 'drop' | 'dropAfterProcess' | 'latency' | 'rate429' | 'badBody';
+export type FaultKind =
+	| 'status5xx'
+	| 'drop'
+	| 'dropAfterProcess'
+	| 'latency'
+	| 'rate429'
+	| 'badBody';
 
 export interface FaultRule {
 	id?: string;

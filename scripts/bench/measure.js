@@ -25,7 +25,8 @@ function outputLateness(entries, runs) {
 	const firstRead = new Map();
 	for (const entry of entries) {
 		const runId = /^\/runs\/([^/]+)\/output$/.exec(pathOf(entry))?.[1];
-		if (entry.method === 'GET' && runId && entry.status === 200 && !firstRead.has(runId)) firstRead.set(runId, Date.parse(entry.time));
+		if (entry.method === 'GET' && runId && entry.status === 200 && !firstRead.has(runId))
+			firstRead.set(runId, Date.parse(entry.time));
 	}
 	const ms = [];
 	const share = [];
@@ -47,7 +48,12 @@ function outputLateness(entries, runs) {
 		runId: worst.run.id,
 		started: worst.run.startedOn ?? worst.run.visibleOn,
 		completed: worst.run.completedOn,
-		requests: entries.filter((entry) => entry.path.includes(worst.run.id)).map((entry) => `${entry.time.slice(11, 23)} ${entry.method} ${pathOf(entry).replace(worst.run.id, '{id}')} ${entry.status}`),
+		requests: entries
+			.filter((entry) => entry.path.includes(worst.run.id))
+			.map(
+				(entry) =>
+					`${entry.time.slice(11, 23)} ${entry.method} ${pathOf(entry).replace(worst.run.id, '{id}')} ${entry.status}`,
+			),
 	};
 	return {
 		unread,

@@ -20,13 +20,18 @@ const { execSync } = require('node:child_process');
 
 const ROOT = path.join(__dirname, '..', '..');
 const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(name) ? path.resolve(args[args.indexOf(name) + 1]) : fallback);
+const option = (name, fallback) =>
+	args.includes(name) ? path.resolve(args[args.indexOf(name) + 1]) : fallback;
 const resultsDir = option('--results', path.join(ROOT, '.bench-results'));
 const outFile = option('--out', path.join(ROOT, 'docs', 'benchmarks.md'));
 
 function git(command) {
 	try {
-		return execSync(`git ${command}`, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+		return execSync(`git ${command}`, {
+			cwd: ROOT,
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'ignore'],
+		}).trim();
 	} catch {
 		return undefined;
 	}
@@ -34,14 +39,21 @@ function git(command) {
 
 function machine() {
 	const cpus = os.cpus();
-	const load = os.loadavg().map((value) => value.toFixed(1)).join(', ');
+	const load = os
+		.loadavg()
+		.map((value) => value.toFixed(1))
+		.join(', ');
 	return `${cpus.length} × ${cpus[0]?.model?.trim() ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.type()} ${os.release()}, Node ${process.version}; load average when the report was written: ${load}`;
 }
 
 const cell = (value) => String(value).replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 function table({ columns, rows }) {
-	return [`| ${columns.map(cell).join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)].join('\n');
+	return [
+		`| ${columns.map(cell).join(' | ')} |`,
+		`|${columns.map(() => '---').join('|')}|`,
+		...rows.map((row) => `| ${row.map(cell).join(' | ')} |`),
+	].join('\n');
 }
 
 function readSuites() {
@@ -57,7 +69,11 @@ function render(suites) {
 	const commit = git('rev-parse --short HEAD') ?? 'unknown';
 	// Changes that could alter what was measured: anything but this generator's own outputs and a
 	// worktree's node_modules link.
-	const outputs = new Set(['docs/benchmarks.md', 'docs/benchmarks-queue.md', path.relative(ROOT, outFile)]);
+	const outputs = new Set([
+		'docs/benchmarks.md',
+		'docs/benchmarks-queue.md',
+		path.relative(ROOT, outFile),
+	]);
 	const dirty = (git('status --porcelain') ?? '')
 		.split('\n')
 		.filter((line) => line.trim() !== '')
@@ -76,7 +92,14 @@ function render(suites) {
 		'',
 		table({
 			columns: ['suite', 'goal', 'figure', 'met'],
-			rows: suites.flatMap((suite) => suite.goals.map((goal) => [suite.suite, goal.goal, goal.figure, goal.met ? 'yes' : '**no**'])),
+			rows: suites.flatMap((suite) =>
+				suite.goals.map((goal) => [
+					suite.suite,
+					goal.goal,
+					goal.figure,
+					goal.met ? 'yes' : '**no**',
+				]),
+			),
 		}),
 		'',
 	];
@@ -92,7 +115,8 @@ function render(suites) {
 }
 
 if (args.includes('--clean')) {
-	for (const name of fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir) : []) if (name.endsWith('.json')) fs.rmSync(path.join(resultsDir, name));
+	for (const name of fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir) : [])
+		if (name.endsWith('.json')) fs.rmSync(path.join(resultsDir, name));
 	process.exit(0);
 }
 
@@ -103,7 +127,11 @@ if (suites.length === 0) {
 }
 fs.mkdirSync(path.dirname(outFile), { recursive: true });
 fs.writeFileSync(outFile, render(suites));
-const missed = suites.flatMap((suite) => suite.goals.filter((goal) => !goal.met).map((goal) => `${suite.suite}: ${goal.goal} (${goal.figure})`));
+const missed = suites.flatMap((suite) =>
+	suite.goals
+		.filter((goal) => !goal.met)
+		.map((goal) => `${suite.suite}: ${goal.goal} (${goal.figure})`),
+);
 console.log(`Wrote ${path.relative(ROOT, outFile)} from ${suites.length} suite(s).`);
 if (missed.length > 0) {
 	console.error(`Missed goals:\n- ${missed.join('\n- ')}`);

@@ -11,7 +11,15 @@ const crypto = require('node:crypto');
 
 const PACKAGE = 'n8n-nodes-document-workflow';
 
-const node = (name, type, typeVersion, parameters, position, extra = {}) => ({ id: crypto.randomUUID(), name, type, typeVersion, position, parameters, ...extra });
+const node = (name, type, typeVersion, parameters, position, extra = {}) => ({
+	id: crypto.randomUUID(),
+	name,
+	type,
+	typeVersion,
+	position,
+	parameters,
+	...extra,
+});
 
 /** Code that makes one small PDF per document: `count` of them, or one named by the webhook's body. */
 const batchFilesCode = (count) =>
@@ -19,7 +27,14 @@ const batchFilesCode = (count) =>
 const webhookFileCode = `const body = $json.body || {};\nconst text = '%PDF-1.4\\n% document ' + body.reference + '\\n%%EOF\\n';\nreturn [{ json: { ...body }, binary: { data: { data: Buffer.from(text).toString('base64'), mimeType: 'application/pdf', fileName: String(body.reference) + '.pdf' } } }];`;
 
 const webhookNode = (path) =>
-	node('Webhook', 'n8n-nodes-base.webhook', 2, { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} }, [0, 0], { webhookId: crypto.randomUUID() });
+	node(
+		'Webhook',
+		'n8n-nodes-base.webhook',
+		2,
+		{ httpMethod: 'POST', path, responseMode: 'lastNode', options: {} },
+		[0, 0],
+		{ webhookId: crypto.randomUUID() },
+	);
 
 /**
  * The do-it-yourself loop: upload, Wait, read the run, IF final, else back to the Wait; then read
@@ -27,20 +42,41 @@ const webhookNode = (path) =>
  * API workflow typed in); `trigger: 'webhook'` makes one file per execution and takes the base
  * URL, key, API workflow and wait from the webhook's body (what a user types in once).
  */
-function diyLoopWorkflow({ id, trigger = 'manual', path, baseUrl, apiKey, workflowId, documents = 1, waitSeconds }) {
+function diyLoopWorkflow({
+	id,
+	trigger = 'manual',
+	path,
+	baseUrl,
+	apiKey,
+	workflowId,
+	documents = 1,
+	waitSeconds,
+}) {
 	const fromBody = trigger === 'webhook';
 	// In the webhook form every value comes from the one item the Code node made.
 	const value = (name, typed) => (fromBody ? `$('Files').first().json.${name}` : `'${typed}'`);
-	const headers = { parameters: [{ name: 'X-Api-Key', value: fromBody ? `={{ ${value('apiKey')} }}` : apiKey }] };
-	const first = fromBody ? webhookNode(path) : node('Start', 'n8n-nodes-base.manualTrigger', 1, {}, [0, 0]);
+	const headers = {
+		parameters: [{ name: 'X-Api-Key', value: fromBody ? `={{ ${value('apiKey')} }}` : apiKey }],
+	};
+	const first = fromBody
+		? webhookNode(path)
+		: node('Start', 'n8n-nodes-base.manualTrigger', 1, {}, [0, 0]);
 	return {
 		id,
-		name: fromBody ? `DIY: one document per execution (webhook ${path})` : `Upload, wait ${waitSeconds} s, read runs, loop (${documents} documents)`,
+		name: fromBody
+			? `DIY: one document per execution (webhook ${path})`
+			: `Upload, wait ${waitSeconds} s, read runs, loop (${documents} documents)`,
 		active: false,
 		settings: { executionOrder: 'v1' },
 		nodes: [
 			first,
-			node('Files', 'n8n-nodes-base.code', 2, { jsCode: fromBody ? webhookFileCode : batchFilesCode(documents) }, [200, 0]),
+			node(
+				'Files',
+				'n8n-nodes-base.code',
+				2,
+				{ jsCode: fromBody ? webhookFileCode : batchFilesCode(documents) },
+				[200, 0],
+			),
 			node(
 				'Upload',
 				'n8n-nodes-base.httpRequest',
@@ -52,17 +88,32 @@ function diyLoopWorkflow({ id, trigger = 'manual', path, baseUrl, apiKey, workfl
 					headerParameters: headers,
 					sendBody: true,
 					contentType: 'multipart-form-data',
-					bodyParameters: { parameters: [{ parameterType: 'formBinaryData', name: 'file', inputDataFieldName: 'data' }] },
+					bodyParameters: {
+						parameters: [
+							{ parameterType: 'formBinaryData', name: 'file', inputDataFieldName: 'data' },
+						],
+					},
 					options: {},
 				},
 				[400, 0],
 			),
-			node('Wait', 'n8n-nodes-base.wait', 1.1, { amount: fromBody ? `={{ ${value('waitSeconds')} }}` : waitSeconds, unit: 'seconds' }, [600, 0]),
+			node(
+				'Wait',
+				'n8n-nodes-base.wait',
+				1.1,
+				{ amount: fromBody ? `={{ ${value('waitSeconds')} }}` : waitSeconds, unit: 'seconds' },
+				[600, 0],
+			),
 			node(
 				'Read run',
 				'n8n-nodes-base.httpRequest',
 				4.2,
-				{ url: `={{ ${value('baseUrl', baseUrl)} + '/runs/' + ($json.runId ?? $json.id) }}`, sendHeaders: true, headerParameters: headers, options: {} },
+				{
+					url: `={{ ${value('baseUrl', baseUrl)} + '/runs/' + ($json.runId ?? $json.id) }}`,
+					sendHeaders: true,
+					headerParameters: headers,
+					options: {},
+				},
 				[800, 0],
 			),
 			node(
@@ -73,7 +124,12 @@ function diyLoopWorkflow({ id, trigger = 'manual', path, baseUrl, apiKey, workfl
 					conditions: {
 						options: { caseSensitive: true, leftValue: '', typeValidation: 'loose', version: 2 },
 						conditions: [
-							{ id: 'final', leftValue: "={{ ['completed', 'failed', 'cancelled'].includes($json.status) }}", rightValue: true, operator: { type: 'boolean', operation: 'true', singleValue: true } },
+							{
+								id: 'final',
+								leftValue: "={{ ['completed', 'failed', 'cancelled'].includes($json.status) }}",
+								rightValue: true,
+								operator: { type: 'boolean', operation: 'true', singleValue: true },
+							},
 						],
 						combinator: 'and',
 					},
@@ -85,7 +141,12 @@ function diyLoopWorkflow({ id, trigger = 'manual', path, baseUrl, apiKey, workfl
 				'Read output',
 				'n8n-nodes-base.httpRequest',
 				4.2,
-				{ url: `={{ ${value('baseUrl', baseUrl)} + '/runs/' + $json.id + '/output' }}`, sendHeaders: true, headerParameters: headers, options: {} },
+				{
+					url: `={{ ${value('baseUrl', baseUrl)} + '/runs/' + $json.id + '/output' }}`,
+					sendHeaders: true,
+					headerParameters: headers,
+					options: {},
+				},
 				[1200, -100],
 			),
 		],
@@ -95,7 +156,12 @@ function diyLoopWorkflow({ id, trigger = 'manual', path, baseUrl, apiKey, workfl
 			Upload: { main: [[{ node: 'Wait', type: 'main', index: 0 }]] },
 			Wait: { main: [[{ node: 'Read run', type: 'main', index: 0 }]] },
 			'Read run': { main: [[{ node: 'Final?', type: 'main', index: 0 }]] },
-			'Final?': { main: [[{ node: 'Read output', type: 'main', index: 0 }], [{ node: 'Wait', type: 'main', index: 0 }]] },
+			'Final?': {
+				main: [
+					[{ node: 'Read output', type: 'main', index: 0 }],
+					[{ node: 'Wait', type: 'main', index: 0 }],
+				],
+			},
 		},
 	};
 }
@@ -113,7 +179,15 @@ function nodeWebhookWorkflow({ id, path, workflowId, credential }) {
 			'Submit and wait',
 			`${PACKAGE}.documentWorkflow`,
 			1,
-			{ resource: 'workflow', operation: 'trigger', workflowId, binaryPropertyName: 'data', reference: '={{ $json.reference }}', waitForCompletion: true, options: { includeOutput: true } },
+			{
+				resource: 'workflow',
+				operation: 'trigger',
+				workflowId,
+				binaryPropertyName: 'data',
+				reference: '={{ $json.reference }}',
+				waitForCompletion: true,
+				options: { includeOutput: true },
+			},
 			[400, 0],
 			{ credentials: { documentWorkflowApi: credential } },
 		),

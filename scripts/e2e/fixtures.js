@@ -45,7 +45,15 @@ async function createExampleWorkflows(control, { credentialId = CREDENTIAL_ID } 
 		name: 'Invoice extraction (JSON output)',
 		triggerFormats: ['pdf', 'csv', 'png', 'jpeg'],
 		script: steps,
-		outputs: [{ nodeId: 'output', kind: 'json', contentType: 'application/json', filename: 'invoice.json', value: JSON_OUTPUT }],
+		outputs: [
+			{
+				nodeId: 'output',
+				kind: 'json',
+				contentType: 'application/json',
+				filename: 'invoice.json',
+				value: JSON_OUTPUT,
+			},
+		],
 	});
 	const binary = await control.createWorkflow({
 		name: 'Summary PDF (file output)',
@@ -61,7 +69,12 @@ async function createExampleWorkflows(control, { credentialId = CREDENTIAL_ID } 
 			},
 		],
 	});
-	return { SANDBOX_WORKFLOW_ID: json.id, SANDBOX_BINARY_WORKFLOW_ID: binary.id, CREDENTIAL_ID: credentialId, CREDENTIAL_NAME };
+	return {
+		SANDBOX_WORKFLOW_ID: json.id,
+		SANDBOX_BINARY_WORKFLOW_ID: binary.id,
+		CREDENTIAL_ID: credentialId,
+		CREDENTIAL_NAME,
+	};
 }
 
 /**
@@ -70,17 +83,32 @@ async function createExampleWorkflows(control, { credentialId = CREDENTIAL_ID } 
  * @param {{ baseUrl: string, apiKey: string, control: { getRun(id: string): Promise<{status: string}> } }} sandbox
  * @returns {Promise<string>} the run's id
  */
-async function finishedRun(sandbox, workflowId, { fileName = 'agent-invoice.pdf', timeoutMs = 60000 } = {}) {
+async function finishedRun(
+	sandbox,
+	workflowId,
+	{ fileName = 'agent-invoice.pdf', timeoutMs = 60000 } = {},
+) {
 	const form = new FormData();
-	form.append('file', new Blob([`%PDF-1.4\n% ${fileName}\n%%EOF\n`], { type: 'application/pdf' }), fileName);
-	const res = await fetch(`${sandbox.baseUrl}/workflows/${workflowId}/trigger`, { method: 'POST', headers: { 'X-Api-Key': sandbox.apiKey }, body: form });
+	form.append(
+		'file',
+		new Blob([`%PDF-1.4\n% ${fileName}\n%%EOF\n`], { type: 'application/pdf' }),
+		fileName,
+	);
+	const res = await fetch(`${sandbox.baseUrl}/workflows/${workflowId}/trigger`, {
+		method: 'POST',
+		headers: { 'X-Api-Key': sandbox.apiKey },
+		body: form,
+	});
 	if (res.status !== 202) throw new Error(`trigger answered ${res.status}: ${await res.text()}`);
 	const { runId } = await res.json();
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const run = await sandbox.control.getRun(runId).catch(() => null);
 		if (run?.status === 'completed') return runId;
-		if (Date.now() > deadline) throw new Error(`run ${runId} did not complete within ${timeoutMs} ms (status ${run?.status})`);
+		if (Date.now() > deadline)
+			throw new Error(
+				`run ${runId} did not complete within ${timeoutMs} ms (status ${run?.status})`,
+			);
 		await new Promise((r) => setTimeout(r, 200));
 	}
 }
@@ -106,7 +134,11 @@ const SAMPLE_FILE_BYTES = Buffer.from(
 async function startSampleFileServer({ host = '127.0.0.1' } = {}) {
 	const server = http.createServer((req, res) => {
 		if (req.method === 'GET' && req.url === `/${SAMPLE_FILE_NAME}`) {
-			res.writeHead(200, { 'Content-Type': 'application/pdf', 'Content-Length': SAMPLE_FILE_BYTES.length, 'Content-Disposition': `inline; filename="${SAMPLE_FILE_NAME}"` });
+			res.writeHead(200, {
+				'Content-Type': 'application/pdf',
+				'Content-Length': SAMPLE_FILE_BYTES.length,
+				'Content-Disposition': `inline; filename="${SAMPLE_FILE_NAME}"`,
+			});
 			res.end(SAMPLE_FILE_BYTES);
 		} else {
 			res.writeHead(404, { 'Content-Type': 'text/plain' });

@@ -18,7 +18,11 @@ const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 const ROOT = path.resolve(__dirname, '..', '..');
 const CACHE = process.env.E2E_CACHE || path.join(ROOT, '.e2e');
 const PACKAGE_NAME = 'n8n-nodes-document-workflow';
-const NODE_TYPES = [`${PACKAGE_NAME}.documentWorkflow`, `${PACKAGE_NAME}.documentWorkflowTrigger`, `${PACKAGE_NAME}.documentWorkflowWebhookTrigger`];
+const NODE_TYPES = [
+	`${PACKAGE_NAME}.documentWorkflow`,
+	`${PACKAGE_NAME}.documentWorkflowTrigger`,
+	`${PACKAGE_NAME}.documentWorkflowWebhookTrigger`,
+];
 const CREDENTIAL_TYPE = 'documentWorkflowApi';
 
 /**
@@ -83,10 +87,14 @@ function buildPackage() {
 function packPackage(destDir = path.join(CACHE, 'pack')) {
 	fs.mkdirSync(destDir, { recursive: true });
 	for (const f of fs.readdirSync(destDir)) if (f.endsWith('.tgz')) fs.rmSync(path.join(destDir, f));
-	const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destDir], {
-		cwd: ROOT,
-		encoding: 'utf8',
-	});
+	const out = execFileSync(
+		'npm',
+		['pack', '--json', '--ignore-scripts', '--pack-destination', destDir],
+		{
+			cwd: ROOT,
+			encoding: 'utf8',
+		},
+	);
 	const [{ filename }] = JSON.parse(out);
 	const tgz = path.join(destDir, path.basename(filename));
 	log(`packed ${path.relative(ROOT, tgz)}`);
@@ -107,14 +115,25 @@ function installPackageInto(userFolder, tgz) {
 	const nodesDir = path.join(userFolder, '.n8n', 'nodes');
 	fs.mkdirSync(nodesDir, { recursive: true });
 	const pj = path.join(nodesDir, 'package.json');
-	if (!fs.existsSync(pj)) fs.writeFileSync(pj, JSON.stringify({ name: 'installed-nodes', private: true }, null, 2));
+	if (!fs.existsSync(pj))
+		fs.writeFileSync(pj, JSON.stringify({ name: 'installed-nodes', private: true }, null, 2));
 	execFileSync(
 		'npm',
-		['install', tgz, '--omit=dev', '--omit=peer', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+		[
+			'install',
+			tgz,
+			'--omit=dev',
+			'--omit=peer',
+			'--ignore-scripts',
+			'--no-audit',
+			'--no-fund',
+			'--loglevel=error',
+		],
 		{ cwd: nodesDir, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' },
 	);
 	const installed = path.join(nodesDir, 'node_modules', PACKAGE_NAME, 'package.json');
-	if (!fs.existsSync(installed)) throw new Error(`package not found at ${installed} after npm install`);
+	if (!fs.existsSync(installed))
+		throw new Error(`package not found at ${installed} after npm install`);
 	log(`installed ${path.basename(tgz)} into ${path.relative(ROOT, nodesDir)}`);
 	return nodesDir;
 }
@@ -158,7 +177,10 @@ const LOAD_ERROR_PATTERNS = [
 ];
 
 /** The ports above 1023 that fetch refuses to connect to ("bad ports", https://fetch.spec.whatwg.org/#port-blocking). */
-const FETCH_BAD_PORTS = new Set([1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080]);
+const FETCH_BAD_PORTS = new Set([
+	1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669,
+	6679, 6697, 10080,
+]);
 
 class N8nInstance {
 	/**
@@ -175,9 +197,12 @@ class N8nInstance {
 		this.userFolder = path.resolve(opts.userFolder);
 		// E2E_PORT_OFFSET moves every instance of a run, so two checkouts can run their suites side by side.
 		this.port = (opts.port || 5678) + Number(process.env.E2E_PORT_OFFSET || 0);
-		if (this.port === 5679) throw new Error('port 5679 is the n8n task broker port; choose another');
+		if (this.port === 5679)
+			throw new Error('port 5679 is the n8n task broker port; choose another');
 		if (FETCH_BAD_PORTS.has(this.port)) {
-			throw new Error(`port ${this.port} is one that fetch refuses to connect to (the Fetch standard's "bad ports"), so n8n's health check could never pass there; choose another E2E_PORT_OFFSET`);
+			throw new Error(
+				`port ${this.port} is one that fetch refuses to connect to (the Fetch standard's "bad ports"), so n8n's health check could never pass there; choose another E2E_PORT_OFFSET`,
+			);
 		}
 		this.brokerPort = opts.brokerPort;
 		this.extraEnv = opts.env || {};
@@ -203,7 +228,8 @@ class N8nInstance {
 	env(extra = {}) {
 		// Not inherited: jest's NODE_ENV=test makes n8n exit silently; the rest is jest's own.
 		const inherited = { ...process.env };
-		for (const k of Object.keys(inherited)) if (k === 'NODE_ENV' || k.startsWith('JEST_') || k.startsWith('N8N_')) delete inherited[k];
+		for (const k of Object.keys(inherited))
+			if (k === 'NODE_ENV' || k.startsWith('JEST_') || k.startsWith('N8N_')) delete inherited[k];
 		return {
 			...inherited,
 			PATH: `${path.dirname(this.info.nodeBin)}:${process.env.PATH}`,
@@ -240,7 +266,8 @@ class N8nInstance {
 	async ensureBrokerPort() {
 		if (!this.brokerPort) {
 			this.brokerPort = await freePort();
-			while (this.brokerPort === this.port || this.brokerPort === 5679) this.brokerPort = await freePort();
+			while (this.brokerPort === this.port || this.brokerPort === 5679)
+				this.brokerPort = await freePort();
 		}
 	}
 
@@ -250,11 +277,16 @@ class N8nInstance {
 		await this.ensureBrokerPort();
 		if (!(await portIsFree(this.port))) throw new Error(`port ${this.port} is already in use`);
 		// Own process group (see processes.js): stop() ends n8n and its task runners together.
-		const proc = spawnOwned(`n8n ${this.info.version}`, this.info.nodeBin, [this.info.n8nBin, 'start'], {
-			cwd: this.userFolder,
-			env: this.env(),
-			logFile: this.logFile,
-		});
+		const proc = spawnOwned(
+			`n8n ${this.info.version}`,
+			this.info.nodeBin,
+			[this.info.n8nBin, 'start'],
+			{
+				cwd: this.userFolder,
+				env: this.env(),
+				logFile: this.logFile,
+			},
+		);
 		const child = proc.child;
 		this.proc = proc;
 		this.logStart = proc.logStart;
@@ -263,22 +295,31 @@ class N8nInstance {
 		this.exited.then(() => {
 			if (this.child === child) this.child = null;
 		});
-		log(`n8n ${this.info.version} starting on ${this.baseUrl} (pid ${child.pid}, log ${this.logFile})`);
+		log(
+			`n8n ${this.info.version} starting on ${this.baseUrl} (pid ${child.pid}, log ${this.logFile})`,
+		);
 		const t0 = Date.now();
 		let exitedEarly = null;
 		this.exited.then((e) => (exitedEarly = e));
 		while (Date.now() - t0 < timeoutMs) {
 			if (exitedEarly) {
-				throw new Error(`n8n exited during start (${JSON.stringify(exitedEarly)}):\n${this.logTail(60)}`);
+				throw new Error(
+					`n8n exited during start (${JSON.stringify(exitedEarly)}):\n${this.logTail(60)}`,
+				);
 			}
 			try {
 				const res = await fetch(`${this.baseUrl}/healthz`);
 				if (res.status === 200) {
 					// /healthz answers while migrations still run: wait for readiness and the REST API too.
 					const ready = await fetch(`${this.baseUrl}/healthz/readiness`).catch(() => null);
-					const settings = ready && ready.status === 200 ? await fetch(`${this.baseUrl}/rest/settings`).catch(() => null) : null;
+					const settings =
+						ready && ready.status === 200
+							? await fetch(`${this.baseUrl}/rest/settings`).catch(() => null)
+							: null;
 					if (settings && settings.status === 200) {
-						log(`n8n ${this.info.version} healthy after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+						log(
+							`n8n ${this.info.version} healthy after ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+						);
 						return;
 					}
 				}
@@ -324,8 +365,14 @@ class N8nInstance {
 		try {
 			await this.start(opts);
 		} catch (error) {
-			if (!/n8n exited during start/.test(error.message) || !/\[Recovery\]|getTime/.test(error.message)) throw error;
-			log(`n8n ${this.info.version} exited in its own crash recovery; starting it again (it skips a recovery that failed once)`);
+			if (
+				!/n8n exited during start/.test(error.message) ||
+				!/\[Recovery\]|getTime/.test(error.message)
+			)
+				throw error;
+			log(
+				`n8n ${this.info.version} exited in its own crash recovery; starting it again (it skips a recovery that failed once)`,
+			);
 			await this.start(opts);
 		}
 	}
@@ -365,7 +412,12 @@ class N8nInstance {
 				);
 				const result = { code, signal, stdout, stderr };
 				if (code !== 0 && !allowFailure) {
-					reject(Object.assign(new Error(`n8n ${args.join(' ')} failed (${code ?? signal}):\n${stdout}\n${stderr}`), result));
+					reject(
+						Object.assign(
+							new Error(`n8n ${args.join(' ')} failed (${code ?? signal}):\n${stdout}\n${stderr}`),
+							result,
+						),
+					);
 				} else resolve(result);
 			});
 		});
@@ -403,7 +455,10 @@ class N8nInstance {
 	 * Resolves with `{ ok, run, stdout, stderr }`; `run` is the parsed IRun (`data.resultData.runData`).
 	 */
 	async execute(id, { timeoutMs = 300000 } = {}) {
-		const res = await this.cli(['execute', `--id=${id}`, '--rawOutput'], { timeoutMs, allowFailure: true });
+		const res = await this.cli(['execute', `--id=${id}`, '--rawOutput'], {
+			timeoutMs,
+			allowFailure: true,
+		});
 		const run = parseExecuteOutput(res.stdout);
 		const ok = res.code === 0 && !!run && !run?.data?.resultData?.error;
 		return { ok, run, ...res };
@@ -431,12 +486,17 @@ class N8nInstance {
 			json = text;
 		}
 		if (!res.ok) {
-			throw Object.assign(new Error(`${method} ${urlPath} -> ${res.status}: ${text.slice(0, 500)}`), {
-				status: res.status,
-				body: json,
-			});
+			throw Object.assign(
+				new Error(`${method} ${urlPath} -> ${res.status}: ${text.slice(0, 500)}`),
+				{
+					status: res.status,
+					body: json,
+				},
+			);
 		}
-		return json && typeof json === 'object' && 'data' in json && Object.keys(json).length === 1 ? json.data : json;
+		return json && typeof json === 'object' && 'data' in json && Object.keys(json).length === 1
+			? json.data
+			: json;
 	}
 
 	/** Creates the owner account (once per user folder) and logs in. */
@@ -459,22 +519,39 @@ class N8nInstance {
 
 	async login() {
 		const { email, password } = this.owner;
-		const res = await this.rest('POST', '/rest/login', { emailOrLdapLoginId: email, email, password }, { raw: true });
+		const res = await this.rest(
+			'POST',
+			'/rest/login',
+			{ emailOrLdapLoginId: email, email, password },
+			{ raw: true },
+		);
 		if (!res.ok) throw new Error(`login failed: ${res.status} ${await res.text()}`);
-		const cookies = typeof res.headers.getSetCookie === 'function' ? res.headers.getSetCookie() : [res.headers.get('set-cookie')];
+		const cookies =
+			typeof res.headers.getSetCookie === 'function'
+				? res.headers.getSetCookie()
+				: [res.headers.get('set-cookie')];
 		this.cookie = cookies
 			.filter(Boolean)
 			.map((c) => c.split(';')[0])
 			.join('; ');
-		if (!/n8n-auth=/.test(this.cookie)) throw new Error(`login gave no n8n-auth cookie: ${cookies}`);
+		if (!/n8n-auth=/.test(this.cookie))
+			throw new Error(`login gave no n8n-auth cookie: ${cookies}`);
 		return this.cookie;
 	}
 
 	/** Node and credential type names n8n serves to the editor. */
 	async loadedTypes() {
-		const nodes = await (await fetch(`${this.baseUrl}/types/nodes.json`, { headers: this.authHeaders() })).json();
-		const creds = await (await fetch(`${this.baseUrl}/types/credentials.json`, { headers: this.authHeaders() })).json();
-		return { nodes: nodes.map((n) => n.name), credentials: creds.map((c) => c.name), nodeDescriptions: nodes };
+		const nodes = await (
+			await fetch(`${this.baseUrl}/types/nodes.json`, { headers: this.authHeaders() })
+		).json();
+		const creds = await (
+			await fetch(`${this.baseUrl}/types/credentials.json`, { headers: this.authHeaders() })
+		).json();
+		return {
+			nodes: nodes.map((n) => n.name),
+			credentials: creds.map((c) => c.name),
+			nodeDescriptions: nodes,
+		};
 	}
 
 	authHeaders() {
@@ -494,7 +571,10 @@ class N8nInstance {
 			// n8n 2.41 pages with a cursor (and refuses lastId); 1.x with lastId.
 			const cursor = page?.nextCursor ?? page?.data?.nextCursor;
 			if (cursor === null) break;
-			position = typeof cursor === 'string' ? `&cursor=${encodeURIComponent(cursor)}` : `&lastId=${results[results.length - 1].id}`;
+			position =
+				typeof cursor === 'string'
+					? `&cursor=${encodeURIComponent(cursor)}`
+					: `&lastId=${results[results.length - 1].id}`;
 		}
 		return all;
 	}
@@ -507,7 +587,9 @@ class N8nInstance {
 	}
 
 	unflatten(text) {
-		const flatted = require(require.resolve('flatted', { paths: [path.join(this.info.dir, 'node_modules', 'n8n')] }));
+		const flatted = require(
+			require.resolve('flatted', { paths: [path.join(this.info.dir, 'node_modules', 'n8n')] }),
+		);
 		return flatted.parse(text);
 	}
 
@@ -521,9 +603,13 @@ class N8nInstance {
 
 	/** Bytes of a binary entry of an item output, wherever n8n keeps them (inline base64 or on disk). */
 	binaryBuffer(binary) {
-		if (binary.data && binary.data !== 'filesystem' && !binary.id) return Buffer.from(binary.data, 'base64');
+		if (binary.data && binary.data !== 'filesystem' && !binary.id)
+			return Buffer.from(binary.data, 'base64');
 		if (binary.id) {
-			const [mode, rest] = [binary.id.slice(0, binary.id.indexOf(':')), binary.id.slice(binary.id.indexOf(':') + 1)];
+			const [mode, rest] = [
+				binary.id.slice(0, binary.id.indexOf(':')),
+				binary.id.slice(binary.id.indexOf(':') + 1),
+			];
 			if (mode.startsWith('filesystem')) {
 				// 2.x keeps binaries under .n8n/storage, 1.x under .n8n/binaryData.
 				const candidates = [
@@ -551,10 +637,16 @@ class N8nInstance {
 
 	/** Lines of n8n's log that report a problem loading this package's nodes or credential. */
 	packageLoadErrors() {
-		const text = this.log() + (fs.existsSync(path.join(this.userFolder, 'cli.log')) ? fs.readFileSync(path.join(this.userFolder, 'cli.log'), 'utf8') : '');
+		const text =
+			this.log() +
+			(fs.existsSync(path.join(this.userFolder, 'cli.log'))
+				? fs.readFileSync(path.join(this.userFolder, 'cli.log'), 'utf8')
+				: '');
 		const all = text.split('\n');
 		// Each matching line with the two lines after it (n8n prints the error message there).
-		return all.flatMap((l, i) => (LOAD_ERROR_PATTERNS.some((re) => re.test(l)) ? [all.slice(i, i + 3).join(' | ')] : []));
+		return all.flatMap((l, i) =>
+			LOAD_ERROR_PATTERNS.some((re) => re.test(l)) ? [all.slice(i, i + 3).join(' | ')] : [],
+		);
 	}
 }
 
@@ -580,7 +672,13 @@ function parseExecuteOutput(stdout) {
 }
 
 /** A credential of type documentWorkflowApi as `n8n import:credentials` expects it. */
-function documentWorkflowCredential({ id = n8nId(), name = 'Document Workflow API (sandbox)', baseUrl, apiKey, workspaceId }) {
+function documentWorkflowCredential({
+	id = n8nId(),
+	name = 'Document Workflow API (sandbox)',
+	baseUrl,
+	apiKey,
+	workspaceId,
+}) {
 	const data = { baseUrl, apiKey };
 	if (workspaceId) data.workspaceId = workspaceId;
 	const now = new Date().toISOString();
@@ -603,15 +701,27 @@ function wireExample(file, wf, vars) {
 	const workflowId = vars[EXAMPLE_WORKFLOW_VAR[file] || 'SANDBOX_WORKFLOW_ID'];
 	for (const node of wf.nodes) {
 		const ours = node.type.startsWith(`${PACKAGE_NAME}.`);
-		if (ours && node.parameters.workflowId === '' && workflowId) node.parameters.workflowId = workflowId;
+		if (ours && node.parameters.workflowId === '' && workflowId)
+			node.parameters.workflowId = workflowId;
 		if (ours && vars.CREDENTIAL_ID) {
-			node.credentials = { [CREDENTIAL_TYPE]: { id: vars.CREDENTIAL_ID, name: vars.CREDENTIAL_NAME || 'Document Workflow API (sandbox)' } };
+			node.credentials = {
+				[CREDENTIAL_TYPE]: {
+					id: vars.CREDENTIAL_ID,
+					name: vars.CREDENTIAL_NAME || 'Document Workflow API (sandbox)',
+				},
+			};
 		}
 		if (node.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi' && vars.OPENAI_CREDENTIAL_ID) {
-			node.credentials = { openAiApi: { id: vars.OPENAI_CREDENTIAL_ID, name: vars.OPENAI_CREDENTIAL_NAME || 'OpenAI (stand-in)' } };
+			node.credentials = {
+				openAiApi: {
+					id: vars.OPENAI_CREDENTIAL_ID,
+					name: vars.OPENAI_CREDENTIAL_NAME || 'OpenAI (stand-in)',
+				},
+			};
 		}
 		if (node.name === 'Question' && vars.AGENT_RUN_ID) {
-			for (const a of node.parameters.assignments.assignments) a.value = String(a.value).replace(UUID_IN_TEXT, vars.AGENT_RUN_ID);
+			for (const a of node.parameters.assignments.assignments)
+				a.value = String(a.value).replace(UUID_IN_TEXT, vars.AGENT_RUN_ID);
 		}
 	}
 	return wf;

@@ -32,7 +32,10 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
  * the failed runs' events.
  */
 const AGENT_EXAMPLE_CALLS = [
-	{ tool: 'Get_run', args: ({ prompt }) => ({ runId: (prompt.match(UUID) || ['no run ID in the question'])[0] }) },
+	{
+		tool: 'Get_run',
+		args: ({ prompt }) => ({ runId: (prompt.match(UUID) || ['no run ID in the question'])[0] }),
+	},
 	{ tool: 'Find_review_tasks', args: { status: 'pending' } },
 	{ tool: 'Find_events', args: { type: 'run.failed' } },
 ];
@@ -47,11 +50,18 @@ const AGENT_EXAMPLE_CALLS = [
  * @param {(results: ToolResult[]) => string} [options.finalAnswer] the last answer, from the tool results received (default: each call and what it returned)
  * @param {string} [options.apiKey] the key the credential must send as `Authorization: Bearer <key>`
  */
-async function startOpenAiStandin({ calls, finalAnswer = describeToolResults, apiKey = `sk-standin-${crypto.randomBytes(8).toString('hex')}` }) {
+async function startOpenAiStandin({
+	calls,
+	finalAnswer = describeToolResults,
+	apiKey = `sk-standin-${crypto.randomBytes(8).toString('hex')}`,
+}) {
 	const requests = [];
 	const server = http.createServer((req, res) => {
 		handle(req, res).catch((error) => {
-			if (!res.headersSent) sendJson(res, 500, { error: { message: `stand-in failed: ${error.message}`, type: 'server_error' } });
+			if (!res.headersSent)
+				sendJson(res, 500, {
+					error: { message: `stand-in failed: ${error.message}`, type: 'server_error' },
+				});
 			else res.end();
 		});
 	});
@@ -60,24 +70,42 @@ async function startOpenAiStandin({ calls, finalAnswer = describeToolResults, ap
 		const url = new URL(req.url, 'http://localhost');
 		const body = await readBody(req);
 		if (req.headers.authorization !== `Bearer ${apiKey}`) {
-			sendJson(res, 401, { error: { message: 'Incorrect API key provided (stand-in).', type: 'invalid_request_error', code: 'invalid_api_key' } });
+			sendJson(res, 401, {
+				error: {
+					message: 'Incorrect API key provided (stand-in).',
+					type: 'invalid_request_error',
+					code: 'invalid_api_key',
+				},
+			});
 			return;
 		}
 		if (req.method === 'GET' && /\/models$/.test(url.pathname)) {
-			sendJson(res, 200, { object: 'list', data: [{ id: MODEL_ID, object: 'model', created: 1700000000, owned_by: 'stand-in' }] });
+			sendJson(res, 200, {
+				object: 'list',
+				data: [{ id: MODEL_ID, object: 'model', created: 1700000000, owned_by: 'stand-in' }],
+			});
 			return;
 		}
 		if (req.method !== 'POST') {
-			sendJson(res, 404, { error: { message: `no route ${req.method} ${url.pathname}`, type: 'invalid_request_error' } });
+			sendJson(res, 404, {
+				error: { message: `no route ${req.method} ${url.pathname}`, type: 'invalid_request_error' },
+			});
 			return;
 		}
 		const json = body ? JSON.parse(body) : {};
-		const api = /\/chat\/completions$/.test(url.pathname) ? 'chat' : /\/responses$/.test(url.pathname) ? 'responses' : null;
+		const api = /\/chat\/completions$/.test(url.pathname)
+			? 'chat'
+			: /\/responses$/.test(url.pathname)
+				? 'responses'
+				: null;
 		if (!api) {
-			sendJson(res, 404, { error: { message: `no route POST ${url.pathname}`, type: 'invalid_request_error' } });
+			sendJson(res, 404, {
+				error: { message: `no route POST ${url.pathname}`, type: 'invalid_request_error' },
+			});
 			return;
 		}
-		const conversation = api === 'chat' ? readChatConversation(json) : readResponsesConversation(json);
+		const conversation =
+			api === 'chat' ? readChatConversation(json) : readResponsesConversation(json);
 		const reply = nextReply(conversation);
 		requests.push({
 			api,
@@ -89,7 +117,10 @@ async function startOpenAiStandin({ calls, finalAnswer = describeToolResults, ap
 			toolResults: conversation.toolResults,
 			reply,
 		});
-		const send = { chat: { false: sendChat, true: streamChat }, responses: { false: sendResponses, true: streamResponses } };
+		const send = {
+			chat: { false: sendChat, true: streamChat },
+			responses: { false: sendResponses, true: streamResponses },
+		};
 		send[api][String(json.stream === true)](res, json.model || MODEL_ID, reply);
 	}
 
@@ -100,10 +131,18 @@ async function startOpenAiStandin({ calls, finalAnswer = describeToolResults, ap
 			const call = calls[step];
 			const offered = tools.map((t) => t.name);
 			if (!offered.includes(call.tool)) {
-				return { text: `STAND-IN ERROR: the tool "${call.tool}" was not offered; offered: ${offered.join(', ') || 'none'}` };
+				return {
+					text: `STAND-IN ERROR: the tool "${call.tool}" was not offered; offered: ${offered.join(', ') || 'none'}`,
+				};
 			}
 			const args = typeof call.args === 'function' ? call.args({ prompt, toolResults }) : call.args;
-			return { toolCall: { id: `call_${step + 1}_${crypto.randomBytes(6).toString('hex')}`, name: call.tool, args } };
+			return {
+				toolCall: {
+					id: `call_${step + 1}_${crypto.randomBytes(6).toString('hex')}`,
+					name: call.tool,
+					args,
+				},
+			};
 		}
 		return { text: finalAnswer(toolResults) };
 	}
@@ -118,7 +157,8 @@ async function startOpenAiStandin({ calls, finalAnswer = describeToolResults, ap
 		/** Every tool result the model received, in order, across all requests (each once). */
 		toolResults() {
 			const seen = new Map();
-			for (const r of requests) for (const t of r.toolResults) if (!seen.has(t.callId)) seen.set(t.callId, t);
+			for (const r of requests)
+				for (const t of r.toolResults) if (!seen.has(t.callId)) seen.set(t.callId, t);
 			return [...seen.values()];
 		},
 		reset() {
@@ -132,12 +172,20 @@ async function startOpenAiStandin({ calls, finalAnswer = describeToolResults, ap
 
 /** Chat Completions: tools are `{type:'function', function:{name, description, parameters}}`; results are `role: 'tool'` messages. */
 function readChatConversation(body) {
-	const tools = (body.tools || []).map((t) => ({ name: t.function?.name, description: t.function?.description, parameters: t.function?.parameters }));
+	const tools = (body.tools || []).map((t) => ({
+		name: t.function?.name,
+		description: t.function?.description,
+		parameters: t.function?.parameters,
+	}));
 	const calls = new Map();
 	const toolResults = [];
-	const prompt = textOf([...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content);
+	const prompt = textOf(
+		[...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content,
+	);
 	for (const m of body.messages || []) {
-		if (m.role === 'assistant') for (const c of m.tool_calls || []) calls.set(c.id, { name: c.function?.name, args: parseArgs(c.function?.arguments) });
+		if (m.role === 'assistant')
+			for (const c of m.tool_calls || [])
+				calls.set(c.id, { name: c.function?.name, args: parseArgs(c.function?.arguments) });
 		if (m.role === 'tool') toolResults.push(toolResult(m.tool_call_id, calls, m.content));
 	}
 	return { tools, toolResults, prompt };
@@ -145,14 +193,18 @@ function readChatConversation(body) {
 
 /** Responses API: tools are `{type:'function', name, description, parameters}`; results are `function_call_output` items. */
 function readResponsesConversation(body) {
-	const tools = (body.tools || []).filter((t) => t.type === 'function').map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+	const tools = (body.tools || [])
+		.filter((t) => t.type === 'function')
+		.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
 	const calls = new Map();
 	const toolResults = [];
 	const input = Array.isArray(body.input) ? body.input : [];
 	const prompt = textOf([...input].reverse().find((item) => item.role === 'user')?.content);
 	for (const item of input) {
-		if (item.type === 'function_call') calls.set(item.call_id, { name: item.name, args: parseArgs(item.arguments) });
-		if (item.type === 'function_call_output') toolResults.push(toolResult(item.call_id, calls, item.output));
+		if (item.type === 'function_call')
+			calls.set(item.call_id, { name: item.name, args: parseArgs(item.arguments) });
+		if (item.type === 'function_call_output')
+			toolResults.push(toolResult(item.call_id, calls, item.output));
 	}
 	return { tools, toolResults, prompt };
 }
@@ -166,7 +218,8 @@ function toolResult(callId, calls, raw) {
 /** A message or output's text: a string as it is, content parts joined. */
 function textOf(content) {
 	if (typeof content === 'string') return content;
-	if (Array.isArray(content)) return content.map((p) => (typeof p === 'string' ? p : p?.text ?? '')).join('');
+	if (Array.isArray(content))
+		return content.map((p) => (typeof p === 'string' ? p : (p?.text ?? ''))).join('');
 	return content === undefined || content === null ? '' : JSON.stringify(content);
 }
 
@@ -180,13 +233,28 @@ function parseArgs(text) {
 
 /** The default final answer: each tool call and (the start of) what it returned. */
 function describeToolResults(results) {
-	return results.map((r) => `${r.name} ${JSON.stringify(r.args)} returned: ${r.output.length > 400 ? `${r.output.slice(0, 400)}…` : r.output}`).join('\n');
+	return results
+		.map(
+			(r) =>
+				`${r.name} ${JSON.stringify(r.args)} returned: ${r.output.length > 400 ? `${r.output.slice(0, 400)}…` : r.output}`,
+		)
+		.join('\n');
 }
 
 /** A credential of type openAiApi pointing at the stand-in, as `n8n import:credentials` expects it. */
-function openAiStandinCredential(standin, { id = OPENAI_CREDENTIAL_ID, name = OPENAI_CREDENTIAL_NAME } = {}) {
+function openAiStandinCredential(
+	standin,
+	{ id = OPENAI_CREDENTIAL_ID, name = OPENAI_CREDENTIAL_NAME } = {},
+) {
 	const now = new Date().toISOString();
-	return { id, name, type: 'openAiApi', data: { apiKey: standin.apiKey, url: standin.baseUrl, header: false }, createdAt: now, updatedAt: now };
+	return {
+		id,
+		name,
+		type: 'openAiApi',
+		data: { apiKey: standin.apiKey, url: standin.baseUrl, header: false },
+		createdAt: now,
+		updatedAt: now,
+	};
 }
 
 // ---------- answering ----------
@@ -198,7 +266,13 @@ function chatMessage(reply) {
 		? {
 				role: 'assistant',
 				content: null,
-				tool_calls: [{ id: reply.toolCall.id, type: 'function', function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) } }],
+				tool_calls: [
+					{
+						id: reply.toolCall.id,
+						type: 'function',
+						function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) },
+					},
+				],
 			}
 		: { role: 'assistant', content: reply.text };
 }
@@ -209,23 +283,55 @@ function sendChat(res, model, reply) {
 		object: 'chat.completion',
 		created: Math.floor(Date.now() / 1000),
 		model,
-		choices: [{ index: 0, message: chatMessage(reply), logprobs: null, finish_reason: reply.toolCall ? 'tool_calls' : 'stop' }],
+		choices: [
+			{
+				index: 0,
+				message: chatMessage(reply),
+				logprobs: null,
+				finish_reason: reply.toolCall ? 'tool_calls' : 'stop',
+			},
+		],
 		usage,
 	});
 }
 
 function streamChat(res, model, reply) {
-	const base = { id: `chatcmpl-${crypto.randomBytes(6).toString('hex')}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
+	const base = {
+		id: `chatcmpl-${crypto.randomBytes(6).toString('hex')}`,
+		object: 'chat.completion.chunk',
+		created: Math.floor(Date.now() / 1000),
+		model,
+	};
 	const delta = reply.toolCall
 		? {
 				role: 'assistant',
 				content: null,
-				tool_calls: [{ index: 0, id: reply.toolCall.id, type: 'function', function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) } }],
+				tool_calls: [
+					{
+						index: 0,
+						id: reply.toolCall.id,
+						type: 'function',
+						function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) },
+					},
+				],
 			}
 		: { role: 'assistant', content: reply.text };
 	sse(res, [
 		{ data: { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] } },
-		{ data: { ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: reply.toolCall ? 'tool_calls' : 'stop' }], usage } },
+		{
+			data: {
+				...base,
+				choices: [
+					{
+						index: 0,
+						delta: {},
+						logprobs: null,
+						finish_reason: reply.toolCall ? 'tool_calls' : 'stop',
+					},
+				],
+				usage,
+			},
+		},
 		{ raw: '[DONE]' },
 	]);
 }
@@ -277,19 +383,61 @@ function streamResponses(res, model, reply) {
 	];
 	if (item.type === 'function_call') {
 		events.push(
-			{ type: 'response.output_item.added', output_index: 0, item: { ...item, arguments: '', status: 'in_progress' } },
-			{ type: 'response.function_call_arguments.delta', output_index: 0, item_id: item.id, delta: item.arguments },
-			{ type: 'response.function_call_arguments.done', output_index: 0, item_id: item.id, arguments: item.arguments },
+			{
+				type: 'response.output_item.added',
+				output_index: 0,
+				item: { ...item, arguments: '', status: 'in_progress' },
+			},
+			{
+				type: 'response.function_call_arguments.delta',
+				output_index: 0,
+				item_id: item.id,
+				delta: item.arguments,
+			},
+			{
+				type: 'response.function_call_arguments.done',
+				output_index: 0,
+				item_id: item.id,
+				arguments: item.arguments,
+			},
 			{ type: 'response.output_item.done', output_index: 0, item },
 		);
 	} else {
 		const text = item.content[0].text;
 		events.push(
-			{ type: 'response.output_item.added', output_index: 0, item: { ...item, content: [], status: 'in_progress' } },
-			{ type: 'response.content_part.added', output_index: 0, item_id: item.id, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
-			{ type: 'response.output_text.delta', output_index: 0, item_id: item.id, content_index: 0, delta: text },
-			{ type: 'response.output_text.done', output_index: 0, item_id: item.id, content_index: 0, text },
-			{ type: 'response.content_part.done', output_index: 0, item_id: item.id, content_index: 0, part: item.content[0] },
+			{
+				type: 'response.output_item.added',
+				output_index: 0,
+				item: { ...item, content: [], status: 'in_progress' },
+			},
+			{
+				type: 'response.content_part.added',
+				output_index: 0,
+				item_id: item.id,
+				content_index: 0,
+				part: { type: 'output_text', text: '', annotations: [] },
+			},
+			{
+				type: 'response.output_text.delta',
+				output_index: 0,
+				item_id: item.id,
+				content_index: 0,
+				delta: text,
+			},
+			{
+				type: 'response.output_text.done',
+				output_index: 0,
+				item_id: item.id,
+				content_index: 0,
+				text,
+			},
+			{
+				type: 'response.content_part.done',
+				output_index: 0,
+				item_id: item.id,
+				content_index: 0,
+				part: item.content[0],
+			},
 			{ type: 'response.output_item.done', output_index: 0, item },
 		);
 	}
@@ -303,7 +451,11 @@ function streamResponses(res, model, reply) {
 // ---------- HTTP ----------
 
 function sse(res, events) {
-	res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+	res.writeHead(200, {
+		'content-type': 'text/event-stream',
+		'cache-control': 'no-cache',
+		connection: 'keep-alive',
+	});
 	for (const e of events) {
 		if (e.event) res.write(`event: ${e.event}\n`);
 		res.write(`data: ${e.raw ?? JSON.stringify(e.data)}\n\n`);
@@ -313,7 +465,10 @@ function sse(res, events) {
 
 function sendJson(res, status, body) {
 	const text = JSON.stringify(body);
-	res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+	res.writeHead(status, {
+		'content-type': 'application/json',
+		'content-length': Buffer.byteLength(text),
+	});
 	res.end(text);
 }
 

@@ -55,9 +55,19 @@ function own(name, child, { logFile } = {}) {
 function spawnOwned(name, cmd, args, { env = process.env, cwd, logFile, uid, gid } = {}) {
 	fs.mkdirSync(path.dirname(logFile), { recursive: true });
 	const out = fs.openSync(logFile, 'a');
-	fs.writeSync(out, `\n===== ${name} start ${new Date().toISOString()}: ${cmd} ${args.join(' ')} =====\n`);
+	fs.writeSync(
+		out,
+		`\n===== ${name} start ${new Date().toISOString()}: ${cmd} ${args.join(' ')} =====\n`,
+	);
 	const logStart = fs.fstatSync(out).size;
-	const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', out, out], detached: true, uid, gid });
+	const child = spawn(cmd, args, {
+		env,
+		cwd,
+		stdio: ['ignore', out, out],
+		detached: true,
+		uid,
+		gid,
+	});
 	fs.closeSync(out);
 	return Object.assign(own(name, child, { logFile }), { logStart });
 }

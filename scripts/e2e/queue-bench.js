@@ -36,7 +36,8 @@ async function call(main, body) {
 		signal: AbortSignal.timeout(600000),
 	});
 	const json = await res.json().catch(() => null);
-	if (res.status !== 200) throw new Error(`webhook answered ${res.status}: ${JSON.stringify(json).slice(0, 300)}`);
+	if (res.status !== 200)
+		throw new Error(`webhook answered ${res.status}: ${JSON.stringify(json).slice(0, 300)}`);
 	return json;
 }
 
@@ -45,39 +46,72 @@ async function runShape(main, sandbox, workflowId, { executions, perExecution, t
 	const t0 = Date.now();
 	const answers = await Promise.all(
 		Array.from({ length: executions }, (_, i) =>
-			call(main, { documents: Array.from({ length: perExecution }, (_, j) => ({ reference: `${tag}-${i}-${j}` })) }),
+			call(main, {
+				documents: Array.from({ length: perExecution }, (_, j) => ({
+					reference: `${tag}-${i}-${j}`,
+				})),
+			}),
 		),
 	);
 	const ms = Date.now() - t0;
-	const completed = answers.reduce((n, a) => n + a.runs.filter((r) => r.status === 'completed').length, 0);
+	const completed = answers.reduce(
+		(n, a) => n + a.runs.filter((r) => r.status === 'completed').length,
+		0,
+	);
 	const created = (await sandbox.control.countDocuments({ workflowId })) - before;
 	if (completed !== executions * perExecution || created !== executions * perExecution) {
-		throw new Error(`${tag}: ${completed} completed, ${created} documents created, expected ${executions * perExecution}`);
+		throw new Error(
+			`${tag}: ${completed} completed, ${created} documents created, expected ${executions * perExecution}`,
+		);
 	}
 	return ms;
 }
 
 async function measure(label, { workers, env }, sandbox, flow, tgz) {
-	const cluster = new queue.QueueCluster({ tgz, mainPort: 5710, workers, dir: path.join(DIR, label), env });
+	const cluster = new queue.QueueCluster({
+		tgz,
+		mainPort: 5710,
+		workers,
+		dir: path.join(DIR, label),
+		env,
+	});
 	const results = {};
 	try {
 		await cluster.startServices();
 		const cred = { id: 'dwBenchCred00001', name: 'Document Workflow API (sandbox)' };
-		await cluster.main.importCredentials([e2e.documentWorkflowCredential({ ...cred, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey })]);
-		const wf = batchWorkflow({ id: 'qBenchBatch00001', name: 'Bench batch', path: 'dw-bench', sandboxWorkflowId: flow.id, credential: cred });
+		await cluster.main.importCredentials([
+			e2e.documentWorkflowCredential({ ...cred, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey }),
+		]);
+		const wf = batchWorkflow({
+			id: 'qBenchBatch00001',
+			name: 'Bench batch',
+			path: 'dw-bench',
+			sandboxWorkflowId: flow.id,
+			credential: cred,
+		});
 		await cluster.main.importWorkflows([wf]);
 		await cluster.main.activateWorkflow(wf.id);
 		await cluster.startMain();
 		await cluster.startWorkers();
 		await cluster.waitForWebhooks(['dw-bench']);
 		// Warm-up (first execution loads code paths on each process).
-		await runShape(cluster.main, sandbox, flow.id, { executions: 4, perExecution: 2, tag: `${label}-warm` });
+		await runShape(cluster.main, sandbox, flow.id, {
+			executions: 4,
+			perExecution: 2,
+			tag: `${label}-warm`,
+		});
 		for (const shape of [
 			{ name: '20 executions x 10 documents', executions: 20, perExecution: 10 },
 			{ name: '1 execution x 200 documents', executions: 1, perExecution: 200 },
 		]) {
 			const times = [];
-			for (let r = 0; r < REPEAT; r++) times.push(await runShape(cluster.main, sandbox, flow.id, { ...shape, tag: `${label}-${shape.executions}-${r}` }));
+			for (let r = 0; r < REPEAT; r++)
+				times.push(
+					await runShape(cluster.main, sandbox, flow.id, {
+						...shape,
+						tag: `${label}-${shape.executions}-${r}`,
+					}),
+				);
 			results[shape.name] = { medianMs: median(times), runsMs: times };
 			e2e.log(`${label} ${shape.name}: ${times.join(', ')} ms`);
 		}
@@ -94,18 +128,39 @@ async function measure(label, { workers, env }, sandbox, flow, tgz) {
 
 (async () => {
 	e2e.ensureInstalled('2');
-	const tgz = e2e.buildAndPack({ build: !args.includes('--skip-build'), destDir: path.join(DIR, 'pack') });
+	const tgz = e2e.buildAndPack({
+		build: !args.includes('--skip-build'),
+		destDir: path.join(DIR, 'pack'),
+	});
 	sbx.buildSandbox();
 	const { startSandbox } = require(path.join(sbx.BUILD_DIR, 'sandbox', 'src', 'index.js'));
 	const sandbox = await startSandbox({});
-	const out = { date: new Date().toISOString(), machine: `${os.cpus().length} CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GB`, n8n: e2e.versionInfo('2').version, repeat: REPEAT };
+	const out = {
+		date: new Date().toISOString(),
+		machine: `${os.cpus().length} CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GB`,
+		n8n: e2e.versionInfo('2').version,
+		repeat: REPEAT,
+	};
 	try {
 		const flow = await sandbox.control.createWorkflow({
 			name: 'Bench (3 s runs)',
 			triggerFormats: ['pdf'],
-			script: [{ status: 'queued', ms: 100 }, { status: 'running', ms: 2900 }, { status: 'completed' }],
+			script: [
+				{ status: 'queued', ms: 100 },
+				{ status: 'running', ms: 2900 },
+				{ status: 'completed' },
+			],
 		});
-		out.single = await measure('single', { workers: 0, env: { EXECUTIONS_MODE: 'regular', OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'false' } }, sandbox, flow, tgz);
+		out.single = await measure(
+			'single',
+			{
+				workers: 0,
+				env: { EXECUTIONS_MODE: 'regular', OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'false' },
+			},
+			sandbox,
+			flow,
+			tgz,
+		);
 		out.queue = await measure('queue', { workers: 2 }, sandbox, flow, tgz);
 	} finally {
 		await sandbox.stop();
@@ -124,16 +179,42 @@ async function measure(label, { workers, env }, sandbox, flow, tgz) {
 			{
 				heading: '200 documents, runs of 3 s',
 				text: `Written by \`npm run bench:queue\` (\`scripts/e2e/queue-bench.js\`): webhook → Code → Document Workflow submit-and-wait with default settings, on real n8n ${out.n8n} with Redis and PostgreSQL, all processes on this one machine; wall time from the first webhook call to the last answer, median of ${REPEAT}.`,
-				table: { columns: ['shape', 'one n8n process (regular mode)', 'queue mode, main + 2 workers'], rows: shapes.map((shape) => [shape, s(out.single[shape].medianMs), s(out.queue[shape].medianMs)]) },
+				table: {
+					columns: ['shape', 'one n8n process (regular mode)', 'queue mode, main + 2 workers'],
+					rows: shapes.map((shape) => [
+						shape,
+						s(out.single[shape].medianMs),
+						s(out.queue[shape].medianMs),
+					]),
+				},
 			},
-			{ heading: 'Executions per worker', table: { columns: ['worker', 'executions'], rows: Object.entries(out.queue.executionsPerWorker ?? {}).map(([name, count]) => [name, String(count)]) } },
+			{
+				heading: 'Executions per worker',
+				table: {
+					columns: ['worker', 'executions'],
+					rows: Object.entries(out.queue.executionsPerWorker ?? {}).map(([name, count]) => [
+						name,
+						String(count),
+					]),
+				},
+			},
 		],
 		goals: [],
 	};
 	const resultsDir = path.join(__dirname, '..', '..', '.bench-results', 'queue');
 	fs.mkdirSync(resultsDir, { recursive: true });
 	fs.writeFileSync(path.join(resultsDir, 'queue.json'), `${JSON.stringify(results, null, 2)}\n`);
-	const report = spawnSync(process.execPath, [path.join(__dirname, '..', 'bench', 'report.js'), '--results', resultsDir, '--out', path.join(__dirname, '..', '..', 'docs', 'benchmarks-queue.md')], { stdio: 'inherit' });
+	const report = spawnSync(
+		process.execPath,
+		[
+			path.join(__dirname, '..', 'bench', 'report.js'),
+			'--results',
+			resultsDir,
+			'--out',
+			path.join(__dirname, '..', '..', 'docs', 'benchmarks-queue.md'),
+		],
+		{ stdio: 'inherit' },
+	);
 	if (report.status !== 0) process.exitCode = report.status ?? 1;
 })().catch((error) => {
 	console.error(error);

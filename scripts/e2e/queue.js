@@ -32,10 +32,16 @@ function tail(text, lines = 40) {
 async function waitUntil(fn, { timeoutMs, intervalMs = 300, what, proc }) {
 	const t0 = Date.now();
 	for (;;) {
-		if (proc && proc.exitInfo) throw new Error(`${proc.name} exited (${JSON.stringify(proc.exitInfo)}) while waiting for ${what}:\n${tail(readLog(proc))}`);
+		if (proc && proc.exitInfo)
+			throw new Error(
+				`${proc.name} exited (${JSON.stringify(proc.exitInfo)}) while waiting for ${what}:\n${tail(readLog(proc))}`,
+			);
 		const v = await fn().catch(() => false);
 		if (v) return v;
-		if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${proc ? `:\n${tail(readLog(proc))}` : ''}`);
+		if (Date.now() - t0 > timeoutMs)
+			throw new Error(
+				`timed out after ${timeoutMs} ms waiting for ${what}${proc ? `:\n${tail(readLog(proc))}` : ''}`,
+			);
 		await sleep(intervalMs);
 	}
 }
@@ -59,7 +65,9 @@ function postgresBinDir() {
 	}
 	const pg = which('postgres');
 	if (pg) return path.dirname(fs.realpathSync(pg));
-	throw new Error('PostgreSQL not found: apt-get install postgresql (scripts/e2e/ci-queue.sh does)');
+	throw new Error(
+		'PostgreSQL not found: apt-get install postgresql (scripts/e2e/ci-queue.sh does)',
+	);
 }
 
 // ---------- Redis ----------
@@ -67,17 +75,42 @@ function postgresBinDir() {
 /** redis-server on 127.0.0.1:`port`, no persistence. Resolves with `{ port, proc, stop() }`. */
 async function startRedis({ port, dir = path.join(QUEUE_DIR, 'redis') } = {}) {
 	const bin = which('redis-server');
-	if (!bin) throw new Error('redis-server not found: apt-get install redis-server (scripts/e2e/ci-queue.sh does)');
+	if (!bin)
+		throw new Error(
+			'redis-server not found: apt-get install redis-server (scripts/e2e/ci-queue.sh does)',
+		);
 	port = port || (await e2e.freePort());
 	fs.rmSync(dir, { recursive: true, force: true });
 	fs.mkdirSync(dir, { recursive: true });
-	const proc = spawnOwned('redis', bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], {
-		logFile: path.join(dir, 'redis.log'),
-	});
+	const proc = spawnOwned(
+		'redis',
+		bin,
+		[
+			'--port',
+			String(port),
+			'--bind',
+			'127.0.0.1',
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+			'--dir',
+			dir,
+			'--daemonize',
+			'no',
+		],
+		{
+			logFile: path.join(dir, 'redis.log'),
+		},
+	);
 	const cli = which('redis-cli');
 	await waitUntil(
 		async () => {
-			if (cli) return spawnSync(cli, ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() === 'PONG';
+			if (cli)
+				return (
+					spawnSync(cli, ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() ===
+					'PONG'
+				);
 			return !(await e2e.portIsFree(port));
 		},
 		{ timeoutMs: 20000, what: 'redis-server', proc },
@@ -93,7 +126,10 @@ async function startRedis({ port, dir = path.join(QUEUE_DIR, 'redis') } = {}) {
  * `n8n` owned by role `n8n`. As root, the server runs as the `postgres` system user (PostgreSQL
  * refuses to run as root). Resolves with `{ port, database, user, password, proc, stop() }`.
  */
-async function startPostgres({ port, dir = path.join(os.tmpdir(), `n8n-queue-pg-${process.pid}`) } = {}) {
+async function startPostgres({
+	port,
+	dir = path.join(os.tmpdir(), `n8n-queue-pg-${process.pid}`),
+} = {}) {
 	const bin = postgresBinDir();
 	port = port || (await e2e.freePort());
 	fs.rmSync(dir, { recursive: true, force: true });
@@ -108,26 +144,71 @@ async function startPostgres({ port, dir = path.join(os.tmpdir(), `n8n-queue-pg-
 	}
 	const dataDir = path.join(dir, 'data');
 	const logFile = path.join(path.dirname(dir), 'postgres.log');
-	const r = spawnSync(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync'], {
-		encoding: 'utf8',
-		uid,
-		gid,
-		cwd: dir,
-	});
+	const r = spawnSync(
+		path.join(bin, 'initdb'),
+		['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync'],
+		{
+			encoding: 'utf8',
+			uid,
+			gid,
+			cwd: dir,
+		},
+	);
 	if (r.status !== 0) throw new Error(`initdb failed:\n${r.stdout}\n${r.stderr}`);
 	const proc = spawnOwned(
 		'postgres',
 		path.join(bin, 'postgres'),
-		['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`, '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+		[
+			'-D',
+			dataDir,
+			'-p',
+			String(port),
+			'-c',
+			'listen_addresses=127.0.0.1',
+			'-c',
+			`unix_socket_directories=${dir}`,
+			'-c',
+			'fsync=off',
+			'-c',
+			'synchronous_commit=off',
+			'-c',
+			'full_page_writes=off',
+			'-c',
+			'max_connections=200',
+		],
 		{ logFile, uid, gid, cwd: dir },
 	);
 	const psql = (sql) =>
-		spawnSync(path.join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-Atc', sql], {
-			encoding: 'utf8',
-		});
-	await waitUntil(async () => psql('select 1').status === 0, { timeoutMs: 30000, what: 'postgres', proc });
+		spawnSync(
+			path.join(bin, 'psql'),
+			[
+				'-h',
+				'127.0.0.1',
+				'-p',
+				String(port),
+				'-U',
+				'postgres',
+				'-d',
+				'postgres',
+				'-v',
+				'ON_ERROR_STOP=1',
+				'-Atc',
+				sql,
+			],
+			{
+				encoding: 'utf8',
+			},
+		);
+	await waitUntil(async () => psql('select 1').status === 0, {
+		timeoutMs: 30000,
+		what: 'postgres',
+		proc,
+	});
 	const password = 'n8n-e2e-queue';
-	for (const sql of [`create role n8n login password '${password}'`, 'create database n8n owner n8n']) {
+	for (const sql of [
+		`create role n8n login password '${password}'`,
+		'create database n8n owner n8n',
+	]) {
 		const q = psql(sql);
 		if (q.status !== 0) throw new Error(`psql ${sql}: ${q.stderr}`);
 	}
@@ -143,7 +224,20 @@ async function startPostgres({ port, dir = path.join(os.tmpdir(), `n8n-queue-pg-
 		query(sql) {
 			const q = spawnSync(
 				path.join(bin, 'psql'),
-				['-h', '127.0.0.1', '-p', String(port), '-U', 'n8n', '-d', 'n8n', '-v', 'ON_ERROR_STOP=1', '-Atc', sql],
+				[
+					'-h',
+					'127.0.0.1',
+					'-p',
+					String(port),
+					'-U',
+					'n8n',
+					'-d',
+					'n8n',
+					'-v',
+					'ON_ERROR_STOP=1',
+					'-Atc',
+					sql,
+				],
 				{ encoding: 'utf8' },
 			);
 			if (q.status !== 0) throw new Error(`psql: ${q.stderr}`);
@@ -198,7 +292,13 @@ class N8nWorker {
 		this.name = name;
 		this.healthPort = healthPort;
 		this.concurrency = concurrency;
-		this.inst = new e2e.N8nInstance({ userFolder, port: healthPort, env, fresh, encryptionKey: ENCRYPTION_KEY });
+		this.inst = new e2e.N8nInstance({
+			userFolder,
+			port: healthPort,
+			env,
+			fresh,
+			encryptionKey: ENCRYPTION_KEY,
+		});
 		this.proc = null;
 	}
 
@@ -218,11 +318,16 @@ class N8nWorker {
 			QUEUE_HEALTH_CHECK_PORT: String(this.healthPort),
 			N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
 		});
-		this.proc = spawnOwned(this.name, this.inst.info.nodeBin, [this.inst.info.n8nBin, 'worker', `--concurrency=${this.concurrency}`], {
-			env,
-			cwd: this.userFolder,
-			logFile: this.logFile,
-		});
+		this.proc = spawnOwned(
+			this.name,
+			this.inst.info.nodeBin,
+			[this.inst.info.n8nBin, 'worker', `--concurrency=${this.concurrency}`],
+			{
+				env,
+				cwd: this.userFolder,
+				logFile: this.logFile,
+			},
+		);
 		this.logStart = 0;
 		await waitUntil(
 			async () => {
@@ -231,7 +336,9 @@ class N8nWorker {
 			},
 			{ timeoutMs, intervalMs: 500, what: `${this.name} readiness`, proc: this.proc },
 		);
-		log(`${this.name} ready after ${((Date.now() - t0) / 1000).toFixed(1)} s (pid ${this.proc.pid}, log ${path.relative(e2e.ROOT, this.logFile)})`);
+		log(
+			`${this.name} ready after ${((Date.now() - t0) / 1000).toFixed(1)} s (pid ${this.proc.pid}, log ${path.relative(e2e.ROOT, this.logFile)})`,
+		);
 	}
 
 	/** SIGKILL to the worker's whole process group (n8n and its task runner): a crash. */
@@ -251,7 +358,10 @@ class N8nWorker {
 	}
 
 	log() {
-		return readLog(this.proc) || (fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8') : '');
+		return (
+			readLog(this.proc) ||
+			(fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8') : '')
+		);
 	}
 
 	/** Execution ids this worker started / finished, from its log ("Worker started execution N"). */
@@ -266,7 +376,11 @@ class N8nWorker {
 	packageLoadErrors() {
 		return this.log()
 			.split('\n')
-			.filter((l) => /n8n-nodes-document-workflow|documentWorkflow/i.test(l) && /error|failed|cannot|unrecognized/i.test(l));
+			.filter(
+				(l) =>
+					/n8n-nodes-document-workflow|documentWorkflow/i.test(l) &&
+					/error|failed|cannot|unrecognized/i.test(l),
+			);
 	}
 }
 
@@ -341,7 +455,12 @@ class QueueCluster {
 	async waitForWebhooks(paths, { timeoutMs = 60000 } = {}) {
 		const list = paths.map((p) => `'${p.replace(/'/g, "''")}'`).join(',');
 		await waitUntil(
-			async () => Number(this.pg.query(`select count(distinct "webhookPath") from webhook_entity where "webhookPath" in (${list})`)[0][0]) === paths.length,
+			async () =>
+				Number(
+					this.pg.query(
+						`select count(distinct "webhookPath") from webhook_entity where "webhookPath" in (${list})`,
+					)[0][0],
+				) === paths.length,
 			{ timeoutMs, intervalMs: 250, what: `webhooks ${paths.join(', ')} registered` },
 		);
 	}
@@ -353,23 +472,26 @@ class QueueCluster {
 				workflowId ? ` where "workflowId" = '${workflowId.replace(/'/g, "''")}'` : ''
 			} order by id`,
 		);
-		return rows.map(([id, wf, mode, status, finished, retryOf, retrySuccessId, startedAt, stoppedAt]) => ({
-			id,
-			workflowId: wf,
-			mode,
-			status,
-			finished: finished === 't',
-			retryOf: retryOf || null,
-			retrySuccessId: retrySuccessId || null,
-			startedAt,
-			stoppedAt,
-		}));
+		return rows.map(
+			([id, wf, mode, status, finished, retryOf, retrySuccessId, startedAt, stoppedAt]) => ({
+				id,
+				workflowId: wf,
+				mode,
+				status,
+				finished: finished === 't',
+				retryOf: retryOf || null,
+				retrySuccessId: retrySuccessId || null,
+				startedAt,
+				stoppedAt,
+			}),
+		);
 	}
 
 	/** Which worker ran each execution id, from the workers' logs: Map id -> worker name. */
 	executionWorkers() {
 		const byId = new Map();
-		for (const w of this.workers) for (const id of w.startedExecutions()) byId.set(id, [...(byId.get(id) || []), w.name]);
+		for (const w of this.workers)
+			for (const id of w.startedExecutions()) byId.set(id, [...(byId.get(id) || []), w.name]);
 		return byId;
 	}
 

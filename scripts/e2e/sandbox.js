@@ -26,8 +26,12 @@ function buildSandbox() {
 	if (!fs.existsSync(tsconfig)) throw new Error('sandbox/tsconfig.json does not exist yet');
 	const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 	const r = spawnSync(process.execPath, [tsc, '-p', tsconfig], { cwd: ROOT, encoding: 'utf8' });
-	if (!fs.existsSync(CLI)) throw new Error(`sandbox build produced no ${path.relative(ROOT, CLI)}:\n${r.stdout}\n${r.stderr}`);
-	if (r.status !== 0) log(`tsc reported problems (cli.js was emitted, continuing):\n${r.stdout}${r.stderr}`);
+	if (!fs.existsSync(CLI))
+		throw new Error(
+			`sandbox build produced no ${path.relative(ROOT, CLI)}:\n${r.stdout}\n${r.stderr}`,
+		);
+	if (r.status !== 0)
+		log(`tsc reported problems (cli.js was emitted, continuing):\n${r.stdout}${r.stderr}`);
 }
 
 /** Minimal control API client (JSON over HTTP), mirroring sandbox/src/control-client.ts. */
@@ -44,7 +48,11 @@ class Control {
 		});
 		const text = await res.text();
 		const parsed = text ? JSON.parse(text) : undefined;
-		if (!res.ok) throw Object.assign(new Error(`sandbox control ${method} ${urlPath} -> ${res.status}: ${text}`), { status: res.status });
+		if (!res.ok)
+			throw Object.assign(
+				new Error(`sandbox control ${method} ${urlPath} -> ${res.status}: ${text}`),
+				{ status: res.status },
+			);
 		return parsed;
 	}
 
@@ -104,7 +112,13 @@ class Control {
  * (`baseUrl`, `controlUrl`, `apiKey`, `defaultWorkflowId`, ...).
  * @param {{ build?: boolean, args?: string[], env?: object, timeoutMs?: number, logFile?: string }} opts
  */
-async function startSandboxProcess({ build = true, args = [], env = {}, timeoutMs = 60000, logFile } = {}) {
+async function startSandboxProcess({
+	build = true,
+	args = [],
+	env = {},
+	timeoutMs = 60000,
+	logFile,
+} = {}) {
 	if (build || !fs.existsSync(CLI)) buildSandbox();
 	const child = spawn(process.execPath, [CLI, ...args], {
 		cwd: ROOT,
@@ -125,7 +139,8 @@ async function startSandboxProcess({ build = true, args = [], env = {}, timeoutM
 	const t0 = Date.now();
 	let info = null;
 	while (Date.now() - t0 < timeoutMs) {
-		if (proc.exitInfo) throw new Error(`sandbox exited during start (${JSON.stringify(proc.exitInfo)}):\n${output}`);
+		if (proc.exitInfo)
+			throw new Error(`sandbox exited during start (${JSON.stringify(proc.exitInfo)}):\n${output}`);
 		const controlUrl = findControlUrl(output);
 		if (controlUrl) {
 			try {
@@ -174,4 +189,12 @@ function findControlUrl(output) {
 	return null;
 }
 
-module.exports = { ROOT, CLI, BUILD_DIR, buildSandbox, startSandboxProcess, Control, findControlUrl };
+module.exports = {
+	ROOT,
+	CLI,
+	BUILD_DIR,
+	buildSandbox,
+	startSandboxProcess,
+	Control,
+	findControlUrl,
+};

@@ -18,7 +18,11 @@ const problems = [];
 function allowedCommand(line) {
 	const npmRun = /^npm run (\S+)(\s+--\s.*)?$/.exec(line);
 	if (npmRun) return Object.hasOwn(scripts, npmRun[1]);
-	return /^npm ci( --[a-z-]+)*$/.test(line) || line === 'npm publish --provenance --access public' || line === 'bash .ci/run';
+	return (
+		/^npm ci( --[a-z-]+)*$/.test(line) ||
+		line === 'npm publish --provenance --access public' ||
+		line === 'bash .ci/run'
+	);
 }
 
 function loadWorkflow(file) {
@@ -35,11 +39,18 @@ function checkSteps(file, workflow) {
 	for (const [jobName, job] of Object.entries(workflow.jobs ?? {})) {
 		for (const [i, s] of (job.steps ?? []).entries()) {
 			const where = `${file} ${jobName} step ${i + 1}${s.name ? ` (${s.name})` : ''}`;
-			if (Boolean(s.uses) === Boolean(s.run)) problems.push(`${where}: needs exactly one of uses/run`);
-			if (s.uses && !ACTIONS.some((a) => s.uses.startsWith(a))) problems.push(`${where}: uses ${s.uses}, not one of ${ACTIONS.join(', ')}`);
+			if (Boolean(s.uses) === Boolean(s.run))
+				problems.push(`${where}: needs exactly one of uses/run`);
+			if (s.uses && !ACTIONS.some((a) => s.uses.startsWith(a)))
+				problems.push(`${where}: uses ${s.uses}, not one of ${ACTIONS.join(', ')}`);
 			if (s.run) {
-				const lines = s.run.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-				for (const line of lines) if (!allowedCommand(line)) problems.push(`${where}: runs "${line}", not a command of this repository`);
+				const lines = s.run
+					.split('\n')
+					.map((l) => l.trim())
+					.filter((l) => l && !l.startsWith('#'));
+				for (const line of lines)
+					if (!allowedCommand(line))
+						problems.push(`${where}: runs "${line}", not a command of this repository`);
 			}
 			steps.push({ ...s, job: jobName });
 		}
@@ -50,30 +61,46 @@ function checkSteps(file, workflow) {
 
 const files = existsSync(dir) ? readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)) : [];
 const workflows = Object.fromEntries(files.map((f) => [f, loadWorkflow(f)]));
-const steps = Object.fromEntries(files.filter((f) => workflows[f]).map((f) => [f, checkSteps(f, workflows[f])]));
+const steps = Object.fromEntries(
+	files.filter((f) => workflows[f]).map((f) => [f, checkSteps(f, workflows[f])]),
+);
 const require = (cond, message) => cond || problems.push(message);
 
 const ci = workflows['ci.yml'];
 require(ci, 'ci.yml: missing');
 if (ci) {
-	require(ci.on && 'push' in ci.on && 'pull_request' in ci.on, 'ci.yml: must run on push and pull_request');
-	require(steps['ci.yml'].some((s) => s.run === 'bash .ci/run'), 'ci.yml: must run .ci/run (the same checks as CI here)');
+	require(ci.on &&
+		'push' in ci.on &&
+		'pull_request' in ci.on, 'ci.yml: must run on push and pull_request');
+	require(steps['ci.yml'].some(
+		(s) => s.run === 'bash .ci/run',
+	), 'ci.yml: must run .ci/run (the same checks as CI here)');
 	const cache = steps['ci.yml'].find((s) => s.uses?.startsWith('actions/cache@'));
-	require(cache?.with?.key?.includes("hashFiles('scripts/e2e/install-n8n.sh')"), 'ci.yml: the n8n installs must be cached, keyed on scripts/e2e/install-n8n.sh');
+	require(cache?.with?.key?.includes(
+		"hashFiles('scripts/e2e/install-n8n.sh')",
+	), 'ci.yml: the n8n installs must be cached, keyed on scripts/e2e/install-n8n.sh');
 }
 
 const publish = workflows['publish.yml'];
 require(publish, 'publish.yml: missing');
 if (publish) {
 	const text = readFileSync(path.join(dir, 'publish.yml'), 'utf8');
-	require(JSON.stringify(publish.on?.push?.tags) === JSON.stringify(['v*']) && Object.keys(publish.on).length === 1, 'publish.yml: must run on v* tags only');
-	require(publish.permissions?.['id-token'] === 'write', 'publish.yml: needs permissions id-token: write');
-	require(!/secrets\.|NODE_AUTH_TOKEN|NPM_TOKEN|_authToken/.test(text), 'publish.yml: no token or secret (trusted publishing only)');
+	require(JSON.stringify(publish.on?.push?.tags) === JSON.stringify(['v*']) &&
+		Object.keys(publish.on).length === 1, 'publish.yml: must run on v* tags only');
+	require(publish.permissions?.['id-token'] ===
+		'write', 'publish.yml: needs permissions id-token: write');
+	require(!/secrets\.|NODE_AUTH_TOKEN|NPM_TOKEN|_authToken/.test(
+		text,
+	), 'publish.yml: no token or secret (trusted publishing only)');
 	const runs = steps['publish.yml'].map((s) => s.run ?? '');
 	const at = (re) => runs.findIndex((r) => re.test(r));
 	const publishAt = at(/^npm publish --provenance/);
 	require(publishAt >= 0, 'publish.yml: must publish with npm publish --provenance');
-	for (const [label, re] of [['the tag check', /release:tag-check/], ['the build', /^npm run build$/], ['release:check', /release:check/]]) {
+	for (const [label, re] of [
+		['the tag check', /release:tag-check/],
+		['the build', /^npm run build$/],
+		['release:check', /release:check/],
+	]) {
 		const i = at(re);
 		require(i >= 0 && i < publishAt, `publish.yml: ${label} must run before npm publish`);
 	}
@@ -83,4 +110,6 @@ if (problems.length) {
 	console.error(`workflows:check failed:\n  ${problems.join('\n  ')}`);
 	process.exit(1);
 }
-console.log(`workflows:check: ${files.join(', ')} parse as YAML; every step uses ${ACTIONS.map((a) => a.slice(0, -1)).join(', ')} or runs this repository's commands`);
+console.log(
+	`workflows:check: ${files.join(', ')} parse as YAML; every step uses ${ACTIONS.map((a) => a.slice(0, -1)).join(', ')} or runs this repository's commands`,
+);

@@ -49,16 +49,22 @@ const run = (cmd, cmdArgs, options = {}) => {
 };
 
 async function checkLint() {
-	step('lint: n8n-node\'s eslint config, zero errors and warnings');
+	step("lint: n8n-node's eslint config, zero errors and warnings");
 	const official = (await import('@n8n/node-cli/eslint')).config;
 	const ours = (await import(path.join(root, 'eslint.config.mjs'))).default;
 	const sameHead = official.every((entry, i) => ours[i] === entry);
 	const extras = ours.slice(official.length);
-	const ignoresOnly = extras.every((entry) => Object.keys(entry).every((k) => k === 'ignores' || k === 'name'));
+	const ignoresOnly = extras.every((entry) =>
+		Object.keys(entry).every((k) => k === 'ignores' || k === 'name'),
+	);
 	if (sameHead && ignoresOnly) {
-		ok(`eslint.config.mjs = @n8n/node-cli/eslint's ${official.length} entries, unchanged, + ${extras.length} ignore entry`);
+		ok(
+			`eslint.config.mjs = @n8n/node-cli/eslint's ${official.length} entries, unchanged, + ${extras.length} ignore entry`,
+		);
 	} else {
-		fail('eslint.config.mjs must be @n8n/node-cli/eslint\'s config, unchanged, followed by ignore entries only');
+		fail(
+			"eslint.config.mjs must be @n8n/node-cli/eslint's config, unchanged, followed by ignore entries only",
+		);
 	}
 	const lint = spawnSync('npm', ['run', '--silent', 'lint'], { cwd: root, stdio: 'inherit' });
 	if (lint.status === 0) ok('npm run lint: 0 errors, 0 warnings');
@@ -75,7 +81,10 @@ function buildAndPack() {
 	}
 	step('npm pack');
 	const [{ filename }] = JSON.parse(
-		execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: root, encoding: 'utf8' }),
+		execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
+			cwd: root,
+			encoding: 'utf8',
+		}),
 	);
 	const tarball = path.join(work, filename);
 	const entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
@@ -85,10 +94,16 @@ function buildAndPack() {
 	ok(`${filename}: ${entries.length} files`);
 	const problems = checkPackFiles(entries);
 	if (problems.length) problems.forEach((p) => fail(`tarball contents ${p}`));
-	else ok('contents: only dist/, README.md, LICENSE, CHANGELOG.md, package.json; every node, credential and icon present');
+	else
+		ok(
+			'contents: only dist/, README.md, LICENSE, CHANGELOG.md, package.json; every node, credential and icon present',
+		);
 	const unpacked = path.join(work, 'package');
 	execFileSync('tar', ['-xzf', tarball, '-C', work]);
-	checkRuntimeRequires(unpacked, entries.filter((e) => e.endsWith('.js')));
+	checkRuntimeRequires(
+		unpacked,
+		entries.filter((e) => e.endsWith('.js')),
+	);
 	return unpacked;
 }
 
@@ -99,27 +114,39 @@ function buildAndPack() {
 const PROVIDED_BY_N8N = allowedModulesOfImportRule();
 function allowedModulesOfImportRule() {
 	const scanner = require.resolve('@n8n/scan-community-package/scanner/scanner.mjs');
-	const rule = createRequire(scanner).resolve('@n8n/eslint-plugin-community-nodes').replace(/plugin\.js$/, 'rules/no-restricted-imports.js');
+	const rule = createRequire(scanner)
+		.resolve('@n8n/eslint-plugin-community-nodes')
+		.replace(/plugin\.js$/, 'rules/no-restricted-imports.js');
 	const list = /const allowedModules = \[([^\]]*)\]/.exec(readFileSync(rule, 'utf8'));
-	if (!list) throw new Error(`${rule} no longer has its allowedModules list; update allowedModulesOfImportRule in scripts/release/release-check.mjs`);
+	if (!list)
+		throw new Error(
+			`${rule} no longer has its allowedModules list; update allowedModulesOfImportRule in scripts/release/release-check.mjs`,
+		);
 	return [...list[1].matchAll(/'([^']+)'/g)].map((m) => m[1]);
 }
-const moduleNameOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+const moduleNameOf = (spec) =>
+	spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
 function requiresOf(unpacked, jsFiles) {
 	const required = new Map();
 	for (const file of jsFiles) {
-		for (const [, spec] of readFileSync(path.join(unpacked, file), 'utf8').matchAll(/\brequire\((?:"|')([^"']+)(?:"|')\)/g)) {
+		for (const [, spec] of readFileSync(path.join(unpacked, file), 'utf8').matchAll(
+			/\brequire\((?:"|')([^"']+)(?:"|')\)/g,
+		)) {
 			if (!spec.startsWith('.')) required.set(spec, [...(required.get(spec) ?? []), file]);
 		}
 	}
 	return required;
 }
-const foreignRequires = (required) => [...required].filter(([spec]) => !PROVIDED_BY_N8N.includes(moduleNameOf(spec)));
+const foreignRequires = (required) =>
+	[...required].filter(([spec]) => !PROVIDED_BY_N8N.includes(moduleNameOf(spec)));
 
 function checkRuntimeRequires(unpacked, jsFiles) {
 	const required = requiresOf(unpacked, jsFiles);
 	const foreign = foreignRequires(required);
-	if (foreign.length) foreign.forEach(([spec, files]) => fail(`dist requires "${spec}", which n8n does not provide (${files.join(', ')})`));
+	if (foreign.length)
+		foreign.forEach(([spec, files]) =>
+			fail(`dist requires "${spec}", which n8n does not provide (${files.join(', ')})`),
+		);
 	else ok(`dist/ requires only ${[...required.keys()].join(', ')} and its own files`);
 }
 
@@ -129,12 +156,16 @@ function report(label, result) {
 		ok(`${label}: ${files} files, 0 findings (analyzePackage: passed)`);
 		return;
 	}
-	fail(`${label}: ${findings.length} findings (analyzePackage: ${verdict.passed ? 'passed' : 'failed'})`);
+	fail(
+		`${label}: ${findings.length} findings (analyzePackage: ${verdict.passed ? 'passed' : 'failed'})`,
+	);
 	findings.forEach((f) => console.log(`         ${formatFinding(f)}`));
 }
 
 async function checkScanner(unpacked) {
-	step(`n8n's scanner, @n8n/scan-community-package ${scannerVersion()} (its analyzePackage and file patterns)`);
+	step(
+		`n8n's scanner, @n8n/scan-community-package ${scannerVersion()} (its analyzePackage and file patterns)`,
+	);
 	assertTarballPatternsMatchScanner();
 	report('source (package.json, nodes/, credentials/)', await scanSource(root));
 	report('tarball (**/*.js, package.json)', await scanTarball(unpacked));
@@ -153,32 +184,51 @@ function checkProvenanceTarget() {
 		console.log('   (not a git checkout: a placeholder commit stands in for HEAD)');
 	}
 	const uri = `${String(repoUrl).replace(/\.git$/, '')}@refs/tags/v${pkg.version}`;
-	const statement = { predicate: { buildDefinition: { resolvedDependencies: [{ uri, digest: { gitCommit: commit } }] } } };
+	const statement = {
+		predicate: {
+			buildDefinition: { resolvedDependencies: [{ uri, digest: { gitCommit: commit } }] },
+		},
+	};
 	const source = parseSourceRepo([
 		{
 			predicateType: 'https://slsa.dev/provenance/v1',
-			bundle: { dsseEnvelope: { payload: Buffer.from(JSON.stringify(statement)).toString('base64') } },
+			bundle: {
+				dsseEnvelope: { payload: Buffer.from(JSON.stringify(statement)).toString('base64') },
+			},
 		},
 	]);
 	if (!source) {
-		fail(`repository.url "${repoUrl}" is not a public GitHub repository URL the scanner can fetch (git+https://github.com/<owner>/<repo>.git)`);
+		fail(
+			`repository.url "${repoUrl}" is not a public GitHub repository URL the scanner can fetch (git+https://github.com/<owner>/<repo>.git)`,
+		);
 		return;
 	}
-	ok(`repository.url names github.com/${source.owner}/${source.repo}; commit ${source.gitCommit.slice(0, 7)}`);
+	ok(
+		`repository.url names github.com/${source.owner}/${source.repo}; commit ${source.gitCommit.slice(0, 7)}`,
+	);
 	const found = findPackageRoot(root, pkg.name);
 	if (found === root) ok(`the scanner finds ${pkg.name}'s package.json at the repository root`);
-	else fail(`the scanner would look for ${pkg.name} in ${found ?? 'nowhere'}, not the repository root`);
-	console.log('   (the statement itself, and npm\'s provenance check, exist only after publishing: docs/verification.md)');
+	else
+		fail(
+			`the scanner would look for ${pkg.name} in ${found ?? 'nowhere'}, not the repository root`,
+		);
+	console.log(
+		"   (the statement itself, and npm's provenance check, exist only after publishing: docs/verification.md)",
+	);
 }
 
 function copySource(to) {
-	for (const entry of ['package.json', 'nodes', 'credentials']) cpSync(path.join(root, entry), path.join(to, entry), { recursive: true });
+	for (const entry of ['package.json', 'nodes', 'credentials'])
+		cpSync(path.join(root, entry), path.join(to, entry), { recursive: true });
 }
 
 function expectRule(label, findings, rule) {
 	const hit = findings.find((f) => f.rule === rule);
 	if (hit) ok(`${label}: caught (${rule})`);
-	else fail(`${label}: expected ${rule}, got ${findings.map((f) => f.rule).join(', ') || 'no finding'}`);
+	else
+		fail(
+			`${label}: expected ${rule}, got ${findings.map((f) => f.rule).join(', ') || 'no finding'}`,
+		);
 }
 
 async function checkGatesFail(unpacked) {
@@ -192,7 +242,11 @@ async function checkGatesFail(unpacked) {
 		(await eslint.lintText(text, { filePath: path.join(root, file) })).flatMap((r) =>
 			r.messages.map((m) => ({ rule: m.ruleId, severity: m.severity })),
 		);
-	expectRule('lint, package.json author without email', await lintText(JSON.stringify(withoutEmail, null, 2), 'package.json'), '@n8n/community-nodes/valid-author');
+	expectRule(
+		'lint, package.json author without email',
+		await lintText(JSON.stringify(withoutEmail, null, 2), 'package.json'),
+		'@n8n/community-nodes/valid-author',
+	);
 	expectRule(
 		`lint, ${nodeFile} importing fs`,
 		await lintText(fsImport + readFileSync(path.join(root, nodeFile), 'utf8'), nodeFile),
@@ -202,21 +256,37 @@ async function checkGatesFail(unpacked) {
 	const source = path.join(work, 'source-with-finding');
 	copySource(source);
 	writeFileSync(path.join(source, 'package.json'), JSON.stringify(withoutEmail, null, 2));
-	expectRule('scanner on the source, author without email', (await scanSource(source)).findings, '@n8n/community-nodes/valid-author');
+	expectRule(
+		'scanner on the source, author without email',
+		(await scanSource(source)).findings,
+		'@n8n/community-nodes/valid-author',
+	);
 
 	const tarball = path.join(work, 'tarball-with-finding');
 	cpSync(unpacked, tarball, { recursive: true });
 	const built = path.join(tarball, 'dist', nodeFile.replace(/\.ts$/, '.js'));
-	writeFileSync(built, `${readFileSync(built, 'utf8')}\nrequire('child_process').execSync('id');\n`);
-	expectRule('scanner on the tarball, dist/ requiring child_process', (await scanTarball(tarball)).findings, '@n8n/community-nodes/no-restricted-imports');
+	writeFileSync(
+		built,
+		`${readFileSync(built, 'utf8')}\nrequire('child_process').execSync('id');\n`,
+	);
+	expectRule(
+		'scanner on the tarball, dist/ requiring child_process',
+		(await scanTarball(tarball)).findings,
+		'@n8n/community-nodes/no-restricted-imports',
+	);
 
 	const devDependency = path.join(work, 'tarball-requiring-a-dev-dependency');
 	cpSync(unpacked, devDependency, { recursive: true });
 	const builtCopy = path.join(devDependency, 'dist', nodeFile.replace(/\.ts$/, '.js'));
 	writeFileSync(builtCopy, `${readFileSync(builtCopy, 'utf8')}\nrequire('axios');\n`);
 	const missed = (await scanTarball(devDependency)).findings.length === 0;
-	const caught = foreignRequires(requiresOf(devDependency, [path.relative(devDependency, builtCopy)])).some(([spec]) => spec === 'axios');
-	if (caught) ok(`dist/ requiring the devDependency axios: caught by the runtime-require check${missed ? ' (the scanner lets it pass)' : ''}`);
+	const caught = foreignRequires(
+		requiresOf(devDependency, [path.relative(devDependency, builtCopy)]),
+	).some(([spec]) => spec === 'axios');
+	if (caught)
+		ok(
+			`dist/ requiring the devDependency axios: caught by the runtime-require check${missed ? ' (the scanner lets it pass)' : ''}`,
+		);
 	else fail('dist/ requiring the devDependency axios: not caught by the runtime-require check');
 }
 

@@ -13,8 +13,13 @@ const require = createRequire(import.meta.url);
 const scannerPath = require.resolve('@n8n/scan-community-package/scanner/scanner.mjs');
 const scanner = await import(scannerPath);
 
-export const { SOURCE_FILE_PATTERNS, analyzePackage, buildScanConfig, parseSourceRepo, findPackageRoot } =
-	scanner;
+export const {
+	SOURCE_FILE_PATTERNS,
+	analyzePackage,
+	buildScanConfig,
+	parseSourceRepo,
+	findPackageRoot,
+} = scanner;
 // The scanner's own ESLint and glob, for the warnings pass below.
 const fromScanner = createRequire(scannerPath);
 const { ESLint } = fromScanner('eslint');
@@ -53,7 +58,11 @@ export async function scan(dir, patterns) {
 		overrideConfigFile: true,
 		overrideConfig: await buildScanConfig(),
 	});
-	const files = glob.sync(patterns, { cwd: dir, absolute: true, ignore: ['node_modules/**', '**/package-lock.json'] });
+	const files = glob.sync(patterns, {
+		cwd: dir,
+		absolute: true,
+		ignore: ['node_modules/**', '**/package-lock.json'],
+	});
 	const results = files.length ? await eslint.lintFiles(files) : [];
 	const findings = results.flatMap((r) =>
 		r.messages.map((m) => ({
@@ -66,7 +75,9 @@ export async function scan(dir, patterns) {
 	);
 	const errors = findings.filter((f) => f.severity === 'error').length;
 	if (verdict.passed !== (errors === 0)) {
-		throw new Error(`analyzePackage says passed=${verdict.passed} but the same lint found ${errors} errors in ${dir}`);
+		throw new Error(
+			`analyzePackage says passed=${verdict.passed} but the same lint found ${errors} errors in ${dir}`,
+		);
 	}
 	return { verdict, files: files.length, findings };
 }

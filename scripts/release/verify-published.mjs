@@ -11,7 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const { analyzePackageByName } = await import(require.resolve('@n8n/scan-community-package/scanner/scanner.mjs'));
+const { analyzePackageByName } = await import(
+	require.resolve('@n8n/scan-community-package/scanner/scanner.mjs')
+);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const version = process.argv[2] ?? pkg.version;
@@ -20,10 +22,14 @@ const attempts = 5;
 for (let attempt = 1; ; attempt++) {
 	const result = await analyzePackageByName(pkg.name, version);
 	if (result.passed) {
-		console.log(`${pkg.name}@${result.version} passes n8n's scanner: provenance, source and tarball.`);
+		console.log(
+			`${pkg.name}@${result.version} passes n8n's scanner: provenance, source and tarball.`,
+		);
 		process.exit(0);
 	}
-	console.log(`attempt ${attempt}/${attempts}: ${result.message}${result.details ? `\n${result.details}` : ''}`);
+	console.log(
+		`attempt ${attempt}/${attempts}: ${result.message}${result.details ? `\n${result.details}` : ''}`,
+	);
 	const notYetVisible = /No package metadata|404|No version found/.test(result.message ?? '');
 	if (!notYetVisible || attempt === attempts) process.exit(1);
 	await sleep(60_000);

@@ -74,7 +74,10 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 	beforeAll(async () => {
 		const t0 = Date.now();
 		e2e.ensureInstalled('2');
-		const tgz = e2e.buildAndPack({ build: process.env.E2E_SKIP_BUILD !== '1', destDir: path.join(e2e.CACHE, 'queue-pack') });
+		const tgz = e2e.buildAndPack({
+			build: process.env.E2E_SKIP_BUILD !== '1',
+			destDir: path.join(e2e.CACHE, 'queue-pack'),
+		});
 		sbx.buildSandbox();
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const { startSandbox } = require(path.join(sbx.BUILD_DIR, 'sandbox', 'src', 'index.js'));
@@ -84,12 +87,20 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 			fast: await c.createWorkflow({
 				name: 'Queue batch (1 s runs)',
 				triggerFormats: ['pdf'],
-				script: [{ status: 'queued', ms: 100 }, { status: 'running', ms: 900 }, { status: 'completed' }],
+				script: [
+					{ status: 'queued', ms: 100 },
+					{ status: 'running', ms: 900 },
+					{ status: 'completed' },
+				],
 			}),
 			slow: await c.createWorkflow({
 				name: 'Queue kill (25 s runs)',
 				triggerFormats: ['pdf'],
-				script: [{ status: 'queued', ms: 100 }, { status: 'running', ms: 25000 }, { status: 'completed' }],
+				script: [
+					{ status: 'queued', ms: 100 },
+					{ status: 'running', ms: 25000 },
+					{ status: 'completed' },
+				],
 			}),
 		};
 		triggerOrg = await c.createOrg({ name: 'queue trigger org' });
@@ -102,12 +113,33 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		const triggerCred = { id: ids.triggerCred, name: 'Document Workflow API (trigger org)' };
 		await main.importCredentials([
 			e2e.documentWorkflowCredential({ ...cred, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey }),
-			e2e.documentWorkflowCredential({ ...triggerCred, baseUrl: sandbox.baseUrl, apiKey: triggerKey.key }),
+			e2e.documentWorkflowCredential({
+				...triggerCred,
+				baseUrl: sandbox.baseUrl,
+				apiKey: triggerKey.key,
+			}),
 		]);
 		const workflows = [
-			batchWorkflow({ id: ids.batchAuto, path: 'dw-batch', sandboxWorkflowId: flows.fast.id, credential: cred }),
-			batchWorkflow({ id: ids.batchCustom, path: 'dw-batch-custom', sandboxWorkflowId: flows.slow.id, credential: cred, keyMode: 'custom' }),
-			batchWorkflow({ id: 'qBatchSlowAuto01', name: 'Queue batch (slow, automatic keys)', path: 'dw-batch-slow', sandboxWorkflowId: flows.slow.id, credential: cred }),
+			batchWorkflow({
+				id: ids.batchAuto,
+				path: 'dw-batch',
+				sandboxWorkflowId: flows.fast.id,
+				credential: cred,
+			}),
+			batchWorkflow({
+				id: ids.batchCustom,
+				path: 'dw-batch-custom',
+				sandboxWorkflowId: flows.slow.id,
+				credential: cred,
+				keyMode: 'custom',
+			}),
+			batchWorkflow({
+				id: 'qBatchSlowAuto01',
+				name: 'Queue batch (slow, automatic keys)',
+				path: 'dw-batch-slow',
+				sandboxWorkflowId: flows.slow.id,
+				credential: cred,
+			}),
 			triggerWorkflow({ id: ids.trigger, credential: triggerCred, events: TRIGGER_EVENTS }),
 		];
 		await main.importWorkflows(workflows);
@@ -122,7 +154,8 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 
 	afterAll(async () => {
 		if (cluster) {
-			for (const w of cluster.workers) log(`${w.name} ran executions: ${w.startedExecutions().join(', ')}`);
+			for (const w of cluster.workers)
+				log(`${w.name} ran executions: ${w.startedExecutions().join(', ')}`);
 			await cluster.stopAll();
 		}
 		if (sandbox) await sandbox.stop();
@@ -152,7 +185,11 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 					{ type: 'review.created', data: { n: 3 } },
 					{ type: 'document.received', data: { n: 4 } },
 					{ type: 'run.cancelled', data: { n: 5 } },
-					{ type: 'run.completed', data: { n: 6, late: '70 s commit delay' }, commitDelayMs: 70000 },
+					{
+						type: 'run.completed',
+						data: { n: 6, late: '70 s commit delay' },
+						commitDelayMs: 70000,
+					},
 				],
 				{ orgId: triggerOrg.id, returnIds: true },
 			)
@@ -169,7 +206,9 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		const calls = [];
 		const t0 = Date.now();
 		for (let i = 0; i < EXECUTIONS; i++) {
-			const documents = Array.from({ length: PER_EXECUTION }, (_, j) => ({ reference: `batch-${i}-${j}` }));
+			const documents = Array.from({ length: PER_EXECUTION }, (_, j) => ({
+				reference: `batch-${i}-${j}`,
+			}));
 			calls.push(callWebhook(main, 'dw-batch', { documents }));
 		}
 		const results = await Promise.all(calls);
@@ -185,12 +224,14 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		const docs = await sandbox.control.listDocuments({ workflowId: flows.fast.id });
 		const refs = docs.map((d) => d.reference).sort();
 		const want = [];
-		for (let i = 0; i < EXECUTIONS; i++) for (let j = 0; j < PER_EXECUTION; j++) want.push(`batch-${i}-${j}`);
+		for (let i = 0; i < EXECUTIONS; i++)
+			for (let j = 0; j < PER_EXECUTION; j++) want.push(`batch-${i}-${j}`);
 		expect(refs).toEqual(want.sort());
 		// Each n8n execution: stored once, success, run by exactly one worker; both workers ran some.
 		const execs = cluster.executions(ids.batchAuto);
 		expect(execs).toHaveLength(EXECUTIONS);
-		for (const ex of execs) expect(ex).toMatchObject({ mode: 'webhook', status: 'success', finished: true });
+		for (const ex of execs)
+			expect(ex).toMatchObject({ mode: 'webhook', status: 'success', finished: true });
 		const byWorker = cluster.executionWorkers();
 		const perWorker = {};
 		for (const ex of execs) {
@@ -198,7 +239,9 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 			const w = byWorker.get(ex.id)[0];
 			perWorker[w] = (perWorker[w] || 0) + 1;
 		}
-		log(`batch: ${total} documents in ${EXECUTIONS} executions, ${wallMs} ms; per worker ${JSON.stringify(perWorker)}`);
+		log(
+			`batch: ${total} documents in ${EXECUTIONS} executions, ${wallMs} ms; per worker ${JSON.stringify(perWorker)}`,
+		);
 		report.batch = { documents: total, executions: EXECUTIONS, wallMs, perWorker };
 		expect(Object.keys(perWorker).sort()).toEqual(['worker1', 'worker2']);
 		for (const n of Object.values(perWorker)) expect(n).toBeGreaterThan(0);
@@ -228,15 +271,20 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		}
 		const total = CALLS * PER_CALL;
 		// Every document submitted (runs take 25 s): the executions are now waiting on their runs.
-		await waitFor(async () => (await c.countDocuments({ workflowId: flows.slow.id })) - before === total, {
-			what: 'every document of the kill batch submitted',
-			timeoutMs: 60000,
-			intervalMs: 250,
-		});
+		await waitFor(
+			async () => (await c.countDocuments({ workflowId: flows.slow.id })) - before === total,
+			{
+				what: 'every document of the kill batch submitted',
+				timeoutMs: 60000,
+				intervalMs: 250,
+			},
+		);
 		// Only the kill batch's own executions: the trigger's executions start on the workers too,
 		// whenever its polls find events, and may fall inside this window.
 		const killBatchExecutions = () =>
-			[...cluster.executions(ids.batchCustom), ...cluster.executions('qBatchSlowAuto01')].filter((e) => !startedBefore.has(e.id) && !e.retryOf);
+			[...cluster.executions(ids.batchCustom), ...cluster.executions('qBatchSlowAuto01')].filter(
+				(e) => !startedBefore.has(e.id) && !e.retryOf,
+			);
 		const killBatchIds = () => killBatchExecutions().map((e) => e.id);
 		await waitFor(
 			async () => {
@@ -244,26 +292,46 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 				const batch = killBatchIds();
 				return batch.length === CALLS && batch.every((id) => started.has(id));
 			},
-			{ what: 'every execution of the kill batch started on a worker', timeoutMs: 30000, intervalMs: 250 },
+			{
+				what: 'every execution of the kill batch started on a worker',
+				timeoutMs: 30000,
+				intervalMs: 250,
+			},
 		);
 		const startedOn = cluster.executionWorkers();
 		const running = new Map(killBatchIds().map((id) => [id, startedOn.get(id)[0]]));
-		const wfOf = new Map([...cluster.executions(ids.batchCustom), ...cluster.executions('qBatchSlowAuto01')].map((e) => [e.id, e.workflowId]));
+		const wfOf = new Map(
+			[...cluster.executions(ids.batchCustom), ...cluster.executions('qBatchSlowAuto01')].map(
+				(e) => [e.id, e.workflowId],
+			),
+		);
 		const mix = (w) => {
 			const mine = [...running].filter(([, x]) => x === w.name).map(([id]) => wfOf.get(id));
-			return { custom: mine.filter((x) => x === ids.batchCustom).length, auto: mine.filter((x) => x !== ids.batchCustom).length };
+			return {
+				custom: mine.filter((x) => x === ids.batchCustom).length,
+				auto: mine.filter((x) => x !== ids.batchCustom).length,
+			};
 		};
 		const score = (w) => Math.min(mix(w).custom, mix(w).auto) * 100 + mix(w).custom + mix(w).auto;
-		const victim = score(cluster.workers[0]) >= score(cluster.workers[1]) ? cluster.workers[0] : cluster.workers[1];
+		const victim =
+			score(cluster.workers[0]) >= score(cluster.workers[1])
+				? cluster.workers[0]
+				: cluster.workers[1];
 		const survivor = cluster.workers.find((w) => w !== victim);
 		const killedIds = [...running].filter(([, w]) => w === victim.name).map(([id]) => id);
-		log(`kill batch in flight: ${JSON.stringify(Object.fromEntries(running))}; killing ${victim.name} (${JSON.stringify(mix(victim))})`);
+		log(
+			`kill batch in flight: ${JSON.stringify(Object.fromEntries(running))}; killing ${victim.name} (${JSON.stringify(mix(victim))})`,
+		);
 		expect(mix(victim).custom).toBeGreaterThan(0);
 		const tKill = Date.now();
 		await victim.kill();
 
-		const results = await Promise.all(calls.map((p) => p.then((r) => ({ ...r, afterKillMs: Date.now() - tKill }))));
-		log(`webhook answers after the kill: ${JSON.stringify(results.map((r) => [r.status, r.afterKillMs]))}`);
+		const results = await Promise.all(
+			calls.map((p) => p.then((r) => ({ ...r, afterKillMs: Date.now() - tKill }))),
+		);
+		log(
+			`webhook answers after the kill: ${JSON.stringify(results.map((r) => [r.status, r.afterKillMs]))}`,
+		);
 
 		// What n8n did: the survivor's executions succeeded; the victim's failed and were not rerun.
 		const batchExecs = killBatchExecutions();
@@ -298,28 +366,51 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 			victim: victim.name,
 			killedExecutions: killedDetail,
 			survivorExecutions: survivorIds.length,
-			webhookAnswers: results.map((r) => `${r.status} after ${(r.afterKillMs / 1000).toFixed(1)} s`),
+			webhookAnswers: results.map(
+				(r) => `${r.status} after ${(r.afterKillMs / 1000).toFixed(1)} s`,
+			),
 			documentsAfterKill: (await c.countDocuments({ workflowId: flows.slow.id })) - before,
 		};
 
 		// Executions -> Retry on each failed execution (what a user does in the editor).
 		const retried = [];
 		for (const id of killedIds) {
-			const res = await main.rest('POST', `/rest/executions/${id}/retry`, { loadWorkflow: false }).catch((e) => ({ error: e.message }));
-			retried.push({ id, response: res && typeof res === 'object' ? { finished: res.finished, status: res.status, error: res.error } : res });
+			const res = await main
+				.rest('POST', `/rest/executions/${id}/retry`, { loadWorkflow: false })
+				.catch((e) => ({ error: e.message }));
+			retried.push({
+				id,
+				response:
+					res && typeof res === 'object'
+						? { finished: res.finished, status: res.status, error: res.error }
+						: res,
+			});
 		}
 		await waitFor(
 			async () => {
-				const retries = cluster.executions().filter((e) => e.retryOf && killedIds.includes(e.retryOf));
-				return retries.length === killedIds.length && retries.every((e) => !['new', 'running'].includes(e.status));
+				const retries = cluster
+					.executions()
+					.filter((e) => e.retryOf && killedIds.includes(e.retryOf));
+				return (
+					retries.length === killedIds.length &&
+					retries.every((e) => !['new', 'running'].includes(e.status))
+				);
 			},
 			{ what: 'the retries to finish', timeoutMs: 120000 },
 		);
 		const retryDetails = [];
-		for (const r of cluster.executions().filter((e) => e.retryOf && killedIds.includes(e.retryOf))) {
+		for (const r of cluster
+			.executions()
+			.filter((e) => e.retryOf && killedIds.includes(e.retryOf))) {
 			const ex = await main.getExecution(r.id);
 			const rd = ex?.data?.resultData || {};
-			retryDetails.push({ id: r.id, retryOf: r.retryOf, status: r.status, nodesRun: Object.keys(rd.runData || {}), error: rd.error ? String(rd.error.message).slice(0, 120) : null });
+			retryDetails.push({
+				id: r.id,
+				retryOf: r.retryOf,
+				status: r.status,
+				nodesRun: Object.keys(rd.runData || {}),
+				error: rd.error ? String(rd.error.message).slice(0, 120) : null,
+			});
 		}
 		log(`retries: ${JSON.stringify(retryDetails)}`);
 		report.kill.retries = retryDetails;
@@ -327,24 +418,35 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		report.kill.documentsAfterRetry = afterRetry;
 
 		// The caller resends each failed call with the same documents (and the same GUIDs).
-		const resent = await Promise.all(failedCalls.map((i) => callWebhook(main, sent[i].hook, sent[i].body)));
-		const docs = (await c.listDocuments({ workflowId: flows.slow.id })).filter((d) => String(d.reference).startsWith('kill-'));
+		const resent = await Promise.all(
+			failedCalls.map((i) => callWebhook(main, sent[i].hook, sent[i].body)),
+		);
+		const docs = (await c.listDocuments({ workflowId: flows.slow.id })).filter((d) =>
+			String(d.reference).startsWith('kill-'),
+		);
 		const perRef = {};
 		for (const d of docs) perRef[d.reference] = (perRef[d.reference] || 0) + 1;
 		const resentCustom = failedCalls.filter((i) => sent[i].custom);
 		const resentAuto = failedCalls.filter((i) => !sent[i].custom);
 		report.kill.resend = {
-			answers: resent.map((r, k) => `${sent[failedCalls[k]].custom ? 'custom' : 'automatic'}: ${r.status}${r.status !== 200 ? ` ${JSON.stringify(r.body).slice(0, 100)}` : ''}`),
+			answers: resent.map(
+				(r, k) =>
+					`${sent[failedCalls[k]].custom ? 'custom' : 'automatic'}: ${r.status}${r.status !== 200 ? ` ${JSON.stringify(r.body).slice(0, 100)}` : ''}`,
+			),
 			documentsPerReference: {
 				custom: resentCustom.flatMap((i) => sent[i].body.documents.map((d) => perRef[d.reference])),
-				automatic: resentAuto.flatMap((i) => sent[i].body.documents.map((d) => perRef[d.reference])),
+				automatic: resentAuto.flatMap((i) =>
+					sent[i].body.documents.map((d) => perRef[d.reference]),
+				),
 			},
 		};
 		log(`resend: ${JSON.stringify(report.kill.resend)}`);
 		// Custom keys: exactly one document per reference, whatever was retried or resent.
-		for (const s of sent.filter((x) => x.custom)) for (const d of s.body.documents) expect(perRef[d.reference]).toBe(1);
+		for (const s of sent.filter((x) => x.custom))
+			for (const d of s.body.documents) expect(perRef[d.reference]).toBe(1);
 		// Automatic keys are per execution (documented): a resend is a new execution, so new documents.
-		for (const i of resentAuto) for (const d of sent[i].body.documents) expect(perRef[d.reference]).toBe(2);
+		for (const i of resentAuto)
+			for (const d of sent[i].body.documents) expect(perRef[d.reference]).toBe(2);
 		expect(victim.running).toBe(false);
 	});
 
@@ -355,7 +457,11 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 			return reqs.length ? reqs[reqs.length - 1].seq : 0;
 		};
 		const waitForPoll = async (afterSeq, what) => {
-			await waitFor(async () => (await pollSeq()) > afterSeq, { timeoutMs: 150000, intervalMs: 500, what });
+			await waitFor(async () => (await pollSeq()) > afterSeq, {
+				timeoutMs: 150000,
+				intervalMs: 500,
+				what,
+			});
 			await sleep(3000);
 			return await pollSeq();
 		};
@@ -363,29 +469,48 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 			const items = [];
 			for (const ex of await main.listExecutions(ids.trigger)) {
 				const full = await main.getExecution(ex.id);
-				items.push(...(e2e.N8nInstance.nodeOutput({ data: full.data }, 'Document Workflow Trigger') || []));
+				items.push(
+					...(e2e.N8nInstance.nodeOutput({ data: full.data }, 'Document Workflow Trigger') || []),
+				);
 			}
 			return items.map((i) => i.json);
 		};
 		// The first three selected events have been emitted by a poll by now (or will be by the next).
 		let seq = await pollSeq();
-		await waitFor(async () => {
-			const got = (await emitted()).map((e) => e.id);
-			return trigger.expected.slice(0, 3).every((id) => got.includes(id));
-		}, { what: 'the first events emitted', timeoutMs: 150000, intervalMs: 3000 });
+		await waitFor(
+			async () => {
+				const got = (await emitted()).map((e) => e.id);
+				return trigger.expected.slice(0, 3).every((id) => got.includes(id));
+			},
+			{ what: 'the first events emitted', timeoutMs: 150000, intervalMs: 3000 },
+		);
 		// Committed late with a lower id than events already emitted.
 		const [lowerId] = (
 			await c.createEvents(
-				[{ type: 'review.created', data: { n: 7, late: 'lower id' }, createdOn: new Date(trigger.createdAt - 1000).toISOString() }],
+				[
+					{
+						type: 'review.created',
+						data: { n: 7, late: 'lower id' },
+						createdOn: new Date(trigger.createdAt - 1000).toISOString(),
+					},
+				],
 				{ orgId: triggerOrg.id, returnIds: true },
 			)
 		).ids;
 		expect(lowerId < trigger.firstIds[0]).toBe(true);
-		const [later] = (await c.createEvents([{ type: 'run.failed', data: { n: 8 } }], { orgId: triggerOrg.id, returnIds: true })).ids;
+		const [later] = (
+			await c.createEvents([{ type: 'run.failed', data: { n: 8 } }], {
+				orgId: triggerOrg.id,
+				returnIds: true,
+			})
+		).ids;
 		trigger.expected.push(lowerId, later);
 		// Two scheduled polls after the last event is visible (the 70 s late commit included).
 		seq = await pollSeq();
-		await waitFor(async () => Date.now() > trigger.lateDueAt + 1000, { what: 'the 70 s commit delay', timeoutMs: 120000 });
+		await waitFor(async () => Date.now() > trigger.lateDueAt + 1000, {
+			what: 'the 70 s commit delay',
+			timeoutMs: 120000,
+		});
 		seq = await waitForPoll(Math.max(seq, await pollSeq()), 'a poll after every event is visible');
 		seq = await waitForPoll(seq, 'one more poll');
 		const events = await emitted();

@@ -10,12 +10,21 @@ const crypto = require('node:crypto');
 const PACKAGE = 'n8n-nodes-document-workflow';
 
 function node(name, type, typeVersion, position, parameters, extra = {}) {
-	return { id: crypto.randomUUID(), name, type, typeVersion, position: [position, 0], parameters, ...extra };
+	return {
+		id: crypto.randomUUID(),
+		name,
+		type,
+		typeVersion,
+		position: [position, 0],
+		parameters,
+		...extra,
+	};
 }
 
 function chain(names) {
 	const connections = {};
-	for (let i = 0; i < names.length - 1; i++) connections[names[i]] = { main: [[{ node: names[i + 1], type: 'main', index: 0 }]] };
+	for (let i = 0; i < names.length - 1; i++)
+		connections[names[i]] = { main: [[{ node: names[i + 1], type: 'main', index: 0 }]] };
 	return connections;
 }
 
@@ -43,9 +52,19 @@ return [{ json: { count: runs.length, runs } }];`;
  * @param {number} [o.pollIntervalMs] the node's wait poll interval, when set
  */
 function batchWorkflow({ id, name, path, sandboxWorkflowId, credential, keyMode = 'automatic' }) {
-	const options = keyMode === 'custom' ? { idempotencyKeyMode: 'custom', customIdempotencyKey: '={{ $json.idempotencyKey }}' } : {};
+	const options =
+		keyMode === 'custom'
+			? { idempotencyKeyMode: 'custom', customIdempotencyKey: '={{ $json.idempotencyKey }}' }
+			: {};
 	const nodes = [
-		node('Webhook', 'n8n-nodes-base.webhook', 2, 0, { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} }, { webhookId: crypto.randomUUID() }),
+		node(
+			'Webhook',
+			'n8n-nodes-base.webhook',
+			2,
+			0,
+			{ httpMethod: 'POST', path, responseMode: 'lastNode', options: {} },
+			{ webhookId: crypto.randomUUID() },
+		),
 		node('Make files', 'n8n-nodes-base.code', 2, 220, { jsCode: MAKE_FILES }),
 		node(
 			'Submit and wait',
@@ -71,7 +90,12 @@ function batchWorkflow({ id, name, path, sandboxWorkflowId, credential, keyMode 
 		nodes,
 		connections: chain(nodes.map((n) => n.name)),
 		active: false,
-		settings: { executionOrder: 'v1', saveExecutionProgress: true, saveDataSuccessExecution: 'all', saveDataErrorExecution: 'all' },
+		settings: {
+			executionOrder: 'v1',
+			saveExecutionProgress: true,
+			saveDataSuccessExecution: 'all',
+			saveDataErrorExecution: 'all',
+		},
 		pinData: {},
 	};
 }

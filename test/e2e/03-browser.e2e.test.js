@@ -12,7 +12,13 @@ const fs = require('node:fs');
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
 const fixtures = require('../../scripts/e2e/fixtures');
-const { startOpenAiStandin, openAiStandinCredential, AGENT_EXAMPLE_CALLS, OPENAI_CREDENTIAL_ID, OPENAI_CREDENTIAL_NAME } = require('../../scripts/e2e/openai-standin');
+const {
+	startOpenAiStandin,
+	openAiStandinCredential,
+	AGENT_EXAMPLE_CALLS,
+	OPENAI_CREDENTIAL_ID,
+	OPENAI_CREDENTIAL_NAME,
+} = require('../../scripts/e2e/openai-standin');
 const { lines, latestTgz, startSandbox, waitFor } = require('./helpers');
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -48,20 +54,30 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 	/** Picks an option of an n8n (element-plus) select by its visible label. */
 	async function choose(selectTestId, label, within) {
 		await (within || page).getByTestId(selectTestId).click();
-		const option = page.locator('.el-select-dropdown__item:visible').filter({ hasText: label }).first();
+		const option = page
+			.locator('.el-select-dropdown__item:visible')
+			.filter({ hasText: label })
+			.first();
 		await option.click();
 	}
 
 	beforeAll(async () => {
-		if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set E2E_BROWSER=0)`);
+		if (!fs.existsSync(CHROMIUM))
+			throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set E2E_BROWSER=0)`);
 		sandbox = await startSandbox();
 		vars = await fixtures.createExampleWorkflows(sandbox.control);
 		sampleFile = await fixtures.startSampleFileServer();
-		n8n = new e2e.N8nInstance({ major: '2', userFolder: path.join(e2e.CACHE, 'test-browser'), port: 5694, fresh: true });
+		n8n = new e2e.N8nInstance({
+			major: '2',
+			userFolder: path.join(e2e.CACHE, 'test-browser'),
+			port: 5694,
+			fresh: true,
+		});
 		e2e.installPackageInto(n8n.userFolder, latestTgz());
 		await n8n.start();
 		await n8n.setupOwner();
-		for (const { file, workflow } of e2e.loadExamples(vars)) examples[file.replace(/\.json$/, '')] = workflow;
+		for (const { file, workflow } of e2e.loadExamples(vars))
+			examples[file.replace(/\.json$/, '')] = workflow;
 		const { chromium, selectors } = require('playwright-core');
 		selectors.setTestIdAttribute('data-test-id');
 		browser = await chromium.launch({
@@ -105,25 +121,56 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 			// A manual trigger first, then the action node from the panel.
 			await page.getByTestId('canvas-add-button').click();
 			await page.getByTestId('node-creator-search-bar').fill('manual');
-			await page.getByTestId('node-creator-item-name').filter({ hasText: /manual/i }).first().click();
+			await page
+				.getByTestId('node-creator-item-name')
+				.filter({ hasText: /manual/i })
+				.first()
+				.click();
 			await page.keyboard.press('Escape');
 			await page.getByTestId('node-creator-plus-button').click();
 			await page.getByTestId('node-creator-search-bar').fill('Document Workflow');
-			await page.getByTestId('node-creator-item-name').filter({ hasText: /^Document Workflow$/ }).first().click();
+			await page
+				.getByTestId('node-creator-item-name')
+				.filter({ hasText: /^Document Workflow$/ })
+				.first()
+				.click();
 			const actions = await page.getByTestId('item-iterator-item').allInnerTexts();
-			for (const a of ['Submit a document to a workflow', 'Get the output of a run', 'Wait for a run to finish', 'Get many events', 'Get the original file of a document']) {
+			for (const a of [
+				'Submit a document to a workflow',
+				'Get the output of a run',
+				'Wait for a run to finish',
+				'Get many events',
+				'Get the original file of a document',
+			]) {
 				expect(actions.join('\n')).toContain(a);
 			}
-			await page.getByTestId('item-iterator-item').filter({ hasText: 'Submit a document to a workflow' }).click();
+			await page
+				.getByTestId('item-iterator-item')
+				.filter({ hasText: 'Submit a document to a workflow' })
+				.click();
 		});
 		const ndv = page.getByTestId('ndv');
 		const fields = async () =>
-			(await ndv.getByTestId('node-parameters').locator('[data-test-id^=parameter-input-]').evaluateAll((els) => els.map((e) => e.getAttribute('data-test-id'))))
+			(
+				await ndv
+					.getByTestId('node-parameters')
+					.locator('[data-test-id^=parameter-input-]')
+					.evaluateAll((els) => els.map((e) => e.getAttribute('data-test-id')))
+			)
 				.map((id) => id.replace(/^parameter-input-/, ''))
 				.filter((id) => id !== 'field');
 		await step('ndv-submit', async () => {
 			await ndv.waitFor();
-			expect(await fields()).toEqual(expect.arrayContaining(['resource', 'operation', 'workflowId', 'binaryPropertyName', 'reference', 'waitForCompletion']));
+			expect(await fields()).toEqual(
+				expect.arrayContaining([
+					'resource',
+					'operation',
+					'workflowId',
+					'binaryPropertyName',
+					'reference',
+					'waitForCompletion',
+				]),
+			);
 		});
 		await step('ndv-run-getOutput', async () => {
 			await choose('parameter-input-resource', /^Run$/, ndv);
@@ -157,7 +204,10 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 			}
 			await modal.waitFor();
 			await modal.getByTestId('parameter-input-baseUrl').locator('input').fill(sandbox.baseUrl);
-			await modal.getByTestId('parameter-input-apiKey').locator('input').fill('dwk_00000000000000000000000000000000');
+			await modal
+				.getByTestId('parameter-input-apiKey')
+				.locator('input')
+				.fill('dwk_00000000000000000000000000000000');
 			await modal.getByTestId('credential-save-button').click();
 		});
 		await step('credential-wrong-key', async () => {
@@ -188,7 +238,11 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 	/** Closes the node's panel, back to the canvas. */
 	async function closeNdv() {
 		// n8n 2.41 shows the panel as a dialog with a close button; older editors had "Back to canvas".
-		await page.getByTestId('ndv-close-button').or(page.getByTestId('back-to-canvas')).first().click();
+		await page
+			.getByTestId('ndv-close-button')
+			.or(page.getByTestId('back-to-canvas'))
+			.first()
+			.click();
 		await page.getByTestId('ndv').waitFor({ state: 'hidden' });
 	}
 
@@ -211,7 +265,10 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 			// 2. Add the Document Workflow node, action "Submit a document to a workflow"; under Credential,
 			// "Connect to Document Workflow" makes the credential (when the test above made one, n8n picks it).
 			await addNode('Document Workflow', /^Document Workflow$/);
-			await page.getByTestId('item-iterator-item').filter({ hasText: 'Submit a document to a workflow' }).click();
+			await page
+				.getByTestId('item-iterator-item')
+				.filter({ hasText: 'Submit a document to a workflow' })
+				.click();
 			await ndv.waitFor();
 			const connect = ndv.getByRole('button', { name: /Connect to Document Workflow/ });
 			await connect.or(ndv.getByTestId('node-credentials-select')).first().waitFor();
@@ -231,25 +288,39 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 			const workflowId = ndv.getByTestId('parameter-input-workflowId');
 			await workflowId.click();
 			await page.keyboard.type(vars.SANDBOX_WORKFLOW_ID);
-			expect(await ndv.getByTestId('parameter-input-binaryPropertyName').locator('input').inputValue()).toBe('data');
+			expect(
+				await ndv.getByTestId('parameter-input-binaryPropertyName').locator('input').inputValue(),
+			).toBe('data');
 			await ndv.getByTestId('parameter-input-waitForCompletion').locator('.el-switch').click();
 			await ndv.getByTestId('collection-parameter-add').filter({ visible: true }).first().click();
-			await page.getByTestId('collection-parameter-option').filter({ visible: true }).filter({ hasText: /^Include Output$/ }).first().click();
+			await page
+				.getByTestId('collection-parameter-option')
+				.filter({ visible: true })
+				.filter({ hasText: /^Include Output$/ })
+				.first()
+				.click();
 			await ndv.getByTestId('parameter-input-includeOutput').locator('.el-switch').click();
 			await closeNdv();
 		});
 		await step('readme-4-run', async () => {
 			// 4. Execute workflow.
 			await page.getByTestId('execute-workflow-button').click();
-			await page.locator('.el-notification:visible').filter({ hasText: 'Workflow executed successfully' }).waitFor({ timeout: 60000 });
+			await page
+				.locator('.el-notification:visible')
+				.filter({ hasText: 'Workflow executed successfully' })
+				.waitFor({ timeout: 60000 });
 		});
 		await step('readme-5-result', async () => {
 			// 5. Open the node ("Submit a document to a workflow"): the finished run, status completed, waitOutcome completed, the output.
-			await page.getByTestId('canvas-node').filter({ hasText: 'Submit a document to a workflow' }).dblclick();
+			await page
+				.getByTestId('canvas-node')
+				.filter({ hasText: 'Submit a document to a workflow' })
+				.dblclick();
 			const out = page.getByTestId('output-panel');
 			await out.getByText('INV-001').first().waitFor();
 			const text = await out.innerText();
-			for (const expected of ['completed', 'waitOutcome', 'Example Supplies Ltd']) expect(text).toContain(expected);
+			for (const expected of ['completed', 'waitOutcome', 'Example Supplies Ltd'])
+				expect(text).toContain(expected);
 			// The README's screenshot shows the run as JSON: status, waitOutcome and output in view.
 			await out.getByTestId('ndv-run-data-display-mode').getByText('JSON', { exact: true }).click();
 			await out.getByText('"waitOutcome"').first().waitFor();
@@ -267,14 +338,22 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 	test('the submit-and-wait example runs from the editor and shows the JSON output', async () => {
 		await step('import-example', async () => {
 			await n8n.importCredentials([
-				e2e.documentWorkflowCredential({ id: fixtures.CREDENTIAL_ID, name: fixtures.CREDENTIAL_NAME, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey }),
+				e2e.documentWorkflowCredential({
+					id: fixtures.CREDENTIAL_ID,
+					name: fixtures.CREDENTIAL_NAME,
+					baseUrl: sandbox.baseUrl,
+					apiKey: sandbox.apiKey,
+				}),
 			]);
 			await n8n.importWorkflows([examples['submit-and-wait-json']]);
 		});
 		await step('run-example', async () => {
 			await page.goto(`${n8n.editorUrl}/workflow/${examples['submit-and-wait-json'].id}`);
 			await page.getByTestId('execute-workflow-button').click();
-			await page.locator('.el-notification:visible').filter({ hasText: 'Workflow executed successfully' }).waitFor({ timeout: 60000 });
+			await page
+				.locator('.el-notification:visible')
+				.filter({ hasText: 'Workflow executed successfully' })
+				.waitFor({ timeout: 60000 });
 			await page.getByTestId('canvas-node').filter({ hasText: 'Get output' }).dblclick();
 			const out = page.getByTestId('output-panel');
 			await out.getByText('INV-001').first().waitFor();
@@ -289,11 +368,22 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 		await step('import-all-examples', async () => {
 			model = await startOpenAiStandin({ calls: AGENT_EXAMPLE_CALLS });
 			await n8n.importCredentials([
-				e2e.documentWorkflowCredential({ id: fixtures.CREDENTIAL_ID, name: fixtures.CREDENTIAL_NAME, baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey }),
+				e2e.documentWorkflowCredential({
+					id: fixtures.CREDENTIAL_ID,
+					name: fixtures.CREDENTIAL_NAME,
+					baseUrl: sandbox.baseUrl,
+					apiKey: sandbox.apiKey,
+				}),
 				openAiStandinCredential(model),
 			]);
 			const agentRunId = await fixtures.finishedRun(sandbox, vars.SANDBOX_WORKFLOW_ID);
-			for (const { file, workflow } of e2e.loadExamples({ ...vars, OPENAI_CREDENTIAL_ID, OPENAI_CREDENTIAL_NAME, AGENT_RUN_ID: agentRunId })) wired[file] = workflow;
+			for (const { file, workflow } of e2e.loadExamples({
+				...vars,
+				OPENAI_CREDENTIAL_ID,
+				OPENAI_CREDENTIAL_NAME,
+				AGENT_RUN_ID: agentRunId,
+			}))
+				wired[file] = workflow;
 			await n8n.importWorkflows(Object.values(wired));
 		});
 		const outcomes = {};
@@ -305,14 +395,29 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 				// a run.completed event the API lists, as a subscription would send it.
 				const webhook = wf.nodes.find((node) => node.type === e2e.NODE_TYPES[2]);
 				if (webhook) {
-					const [id] = (await sandbox.control.createEvents([{ type: 'run.completed', data: { example: file } }], { returnIds: true })).ids;
+					const [id] = (
+						await sandbox.control.createEvents(
+							[{ type: 'run.completed', data: { example: file } }],
+							{ returnIds: true },
+						)
+					).ids;
 					const testUrl = `${n8n.baseUrl}/webhook-test/${webhook.webhookId}/webhook`;
-					const deliver = () => fetch(testUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, type: 'run.completed' }) });
-					await waitFor(async () => (await deliver()).status === 202, { what: `the test webhook of ${file}`, timeoutMs: 60000 });
+					const deliver = () =>
+						fetch(testUrl, {
+							method: 'POST',
+							headers: { 'content-type': 'application/json' },
+							body: JSON.stringify({ id, type: 'run.completed' }),
+						});
+					await waitFor(async () => (await deliver()).status === 202, {
+						what: `the test webhook of ${file}`,
+						timeoutMs: 60000,
+					});
 				}
 				const [summary] = await waitFor(
 					async () => {
-						const list = (await n8n.listExecutions(wf.id)).filter((x) => x.status !== 'running' && x.status !== 'new');
+						const list = (await n8n.listExecutions(wf.id)).filter(
+							(x) => x.status !== 'running' && x.status !== 'new',
+						);
 						return list.length ? list : null;
 					},
 					{ what: `an execution of ${file}`, timeoutMs: 120000 },
@@ -322,12 +427,28 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 				const inError = Object.entries(runData)
 					.filter(([, runs]) => runs.some((r) => r.error))
 					.map(([name, runs]) => `${name}: ${runs.find((r) => r.error).error.message}`);
-				outcomes[file] = { status: summary.status, nodesRan: Object.keys(runData).length, inError, error: run.data?.resultData?.error?.message };
+				outcomes[file] = {
+					status: summary.status,
+					nodesRan: Object.keys(runData).length,
+					inError,
+					error: run.data?.resultData?.error?.message,
+				};
 			});
 		}
 		for (const [file, outcome] of Object.entries(outcomes)) {
-			expect({ file, ...outcome, nodesRan: outcome.nodesRan > 1 }).toEqual({ file, status: 'success', nodesRan: true, inError: [], error: undefined });
+			expect({ file, ...outcome, nodesRan: outcome.nodesRan > 1 }).toEqual({
+				file,
+				status: 'success',
+				nodesRan: true,
+				inError: [],
+				error: undefined,
+			});
 		}
-		expect(Object.keys(outcomes).sort()).toEqual(fs.readdirSync(path.join(e2e.ROOT, 'examples')).filter((f) => f.endsWith('.json')).sort());
+		expect(Object.keys(outcomes).sort()).toEqual(
+			fs
+				.readdirSync(path.join(e2e.ROOT, 'examples'))
+				.filter((f) => f.endsWith('.json'))
+				.sort(),
+		);
 	});
 });

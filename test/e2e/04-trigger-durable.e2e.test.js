@@ -40,13 +40,26 @@ const run = lines().includes('2') ? describe : describe.skip;
 async function scenario(mode) {
 	const sandbox = await startSandbox();
 	const c = sandbox.control;
-	const n8n = new e2e.N8nInstance({ major: '2', userFolder: path.join(e2e.CACHE, `test-trigger-${mode.name}`), port: mode.port, fresh: true, env: mode.env });
+	const n8n = new e2e.N8nInstance({
+		major: '2',
+		userFolder: path.join(e2e.CACHE, `test-trigger-${mode.name}`),
+		port: mode.port,
+		fresh: true,
+		env: mode.env,
+	});
 	const report = { mode: mode.name };
 	try {
 		e2e.installPackageInto(n8n.userFolder, latestTgz());
 		await n8n.start();
 		await n8n.setupOwner();
-		await n8n.importCredentials([e2e.documentWorkflowCredential({ id: 'dwTriggerCred002', name: 'Document Workflow API', baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey })]);
+		await n8n.importCredentials([
+			e2e.documentWorkflowCredential({
+				id: 'dwTriggerCred002',
+				name: 'Document Workflow API',
+				baseUrl: sandbox.baseUrl,
+				apiKey: sandbox.apiKey,
+			}),
+		]);
 		const workflow = {
 			id: `trigger${mode.name === 'durable' ? 'Durable' : 'Default'}01`,
 			name: `Trigger e2e (${mode.name})`,
@@ -60,8 +73,14 @@ async function scenario(mode) {
 					type: e2e.NODE_TYPES[1],
 					typeVersion: 1,
 					position: [0, 0],
-					parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, events: [], options: { overlapMinutes: 1 } },
-					credentials: { documentWorkflowApi: { id: 'dwTriggerCred002', name: 'Document Workflow API' } },
+					parameters: {
+						pollTimes: { item: [{ mode: 'everyMinute' }] },
+						events: [],
+						options: { overlapMinutes: 1 },
+					},
+					credentials: {
+						documentWorkflowApi: { id: 'dwTriggerCred002', name: 'Document Workflow API' },
+					},
 				},
 			],
 		};
@@ -79,7 +98,10 @@ async function scenario(mode) {
 			for (const execution of await n8n.listExecutions(workflow.id)) {
 				const full = await n8n.getExecution(execution.id);
 				let items = e2e.N8nInstance.nodeOutput({ data: full.data }, TRIGGER_NAME);
-				if (!items) items = full.data?.executionData?.nodeExecutionStack?.find((entry) => entry.node?.name === TRIGGER_NAME)?.data?.main?.[0];
+				if (!items)
+					items = full.data?.executionData?.nodeExecutionStack?.find(
+						(entry) => entry.node?.name === TRIGGER_NAME,
+					)?.data?.main?.[0];
 				ids.push(...(items || []).map((item) => item.json.id));
 			}
 			return ids;
@@ -87,24 +109,61 @@ async function scenario(mode) {
 
 		// History from before activation: never emitted with "Start From: Now".
 		const now = (await c.getClock()).nowMs;
-		report.history = (await c.createEvents(Array.from({ length: 20 }, (_, n) => ({ type: 'run.completed', createdOn: new Date(now - 3 * MINUTE + n * 1000).toISOString(), data: { history: n } })), { returnIds: true })).ids;
+		report.history = (
+			await c.createEvents(
+				Array.from({ length: 20 }, (_, n) => ({
+					type: 'run.completed',
+					createdOn: new Date(now - 3 * MINUTE + n * 1000).toISOString(),
+					data: { history: n },
+				})),
+				{ returnIds: true },
+			)
+		).ids;
 
 		// Activation: n8n polls once at start.
 		let seq = await lastSeq();
 		await n8n.restart();
-		await waitFor(async () => (await lastSeq()) > seq, { what: `the activation poll (${mode.name})`, timeoutMs: 120_000, intervalMs: 200 });
+		await waitFor(async () => (await lastSeq()) > seq, {
+			what: `the activation poll (${mode.name})`,
+			timeoutMs: 120_000,
+			intervalMs: 200,
+		});
 		await e2e.sleep(2000); // the activation poll is over (two requests)
 		const activatedAt = Date.now();
 		// Events between activation and the first scheduled poll, then a burst larger than a 36 s poll reads.
-		report.afterActivation = (await c.createEvents(Array.from({ length: AFTER_ACTIVATION }, (_, n) => ({ type: 'review.created', data: { n } })), { returnIds: true })).ids;
+		report.afterActivation = (
+			await c.createEvents(
+				Array.from({ length: AFTER_ACTIVATION }, (_, n) => ({
+					type: 'review.created',
+					data: { n },
+				})),
+				{ returnIds: true },
+			)
+		).ids;
 		const burstAt = (await c.getClock()).nowMs;
-		report.burst = (await c.createEvents(Array.from({ length: BURST }, (_, n) => ({ type: 'run.completed', createdOn: new Date(burstAt + Math.floor((n * 1000) / BURST)).toISOString(), data: { n } })), { returnIds: true })).ids;
+		report.burst = (
+			await c.createEvents(
+				Array.from({ length: BURST }, (_, n) => ({
+					type: 'run.completed',
+					createdOn: new Date(burstAt + Math.floor((n * 1000) / BURST)).toISOString(),
+					data: { n },
+				})),
+				{ returnIds: true },
+			)
+		).ids;
 		await c.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
 		const expected = [...report.afterActivation, ...report.burst];
-		await waitFor(async () => {
-			const ids = new Set(await emittedIds());
-			return expected.every((id) => ids.has(id));
-		}, { what: `the burst in the executions (${mode.name})`, timeoutMs: 6 * MINUTE, intervalMs: 5000 });
+		await waitFor(
+			async () => {
+				const ids = new Set(await emittedIds());
+				return expected.every((id) => ids.has(id));
+			},
+			{
+				what: `the burst in the executions (${mode.name})`,
+				timeoutMs: 6 * MINUTE,
+				intervalMs: 5000,
+			},
+		);
 		report.burstSeconds = (Date.now() - activatedAt) / 1000;
 		report.executionsForBurst = (await n8n.listExecutions(workflow.id)).length;
 		report.afterBurst = await emittedIds();
@@ -113,36 +172,62 @@ async function scenario(mode) {
 		// A crash right after a poll emits: SIGKILL as soon as n8n shows the execution that poll started.
 		seq = await lastSeq();
 		const executionsBefore = (await n8n.listExecutions(workflow.id)).length;
-		report.killBatch = (await c.createEvents(Array.from({ length: KILL_BATCH }, (_, n) => ({ type: 'run.failed', data: { n } })), { returnIds: true })).ids;
+		report.killBatch = (
+			await c.createEvents(
+				Array.from({ length: KILL_BATCH }, (_, n) => ({ type: 'run.failed', data: { n } })),
+				{ returnIds: true },
+			)
+		).ids;
 		const started = await waitFor(
 			async () => {
 				const executions = await n8n.listExecutions(workflow.id);
 				return executions.length > executionsBefore ? executions[0] : null;
 			},
-			{ what: `the execution of the poll that read the batch (${mode.name})`, timeoutMs: 2 * MINUTE, intervalMs: 20 },
+			{
+				what: `the execution of the poll that read the batch (${mode.name})`,
+				timeoutMs: 2 * MINUTE,
+				intervalMs: 20,
+			},
 		);
 		await n8n.kill();
 		const killedAt = Date.now();
-		const answered = (await c.getRequests({ pathPrefix: '/events', afterSeq: seq })).find((request) => request.status === 200);
+		const answered = (await c.getRequests({ pathPrefix: '/events', afterSeq: seq })).find(
+			(request) => request.status === 200,
+		);
 		report.killedMsAfterAnswer = answered ? killedAt - answered.realTimeMs : null;
 		report.statusAtKill = started.status;
 		await n8n.startAfterKill();
 		await n8n.login();
-		await waitFor(async () => {
-			const ids = new Set(await emittedIds());
-			return report.killBatch.every((id) => ids.has(id));
-		}, { what: `the batch after the restart (${mode.name})`, timeoutMs: 3 * MINUTE, intervalMs: 3000 }).catch((error) => {
+		await waitFor(
+			async () => {
+				const ids = new Set(await emittedIds());
+				return report.killBatch.every((id) => ids.has(id));
+			},
+			{
+				what: `the batch after the restart (${mode.name})`,
+				timeoutMs: 3 * MINUTE,
+				intervalMs: 3000,
+			},
+		).catch((error) => {
 			if (mode.name === 'durable') throw error;
-			e2e.log(`trigger e2e (${mode.name}): not every event of the batch was emitted after the restart`);
+			e2e.log(
+				`trigger e2e (${mode.name}): not every event of the batch was emitted after the restart`,
+			);
 		});
 		// One more scheduled poll: anything it would emit again shows up too.
 		seq = await lastSeq();
-		await waitFor(async () => (await lastSeq()) > seq, { what: `a scheduled poll after the restart (${mode.name})`, timeoutMs: 2 * MINUTE, intervalMs: 1000 });
+		await waitFor(async () => (await lastSeq()) > seq, {
+			what: `a scheduled poll after the restart (${mode.name})`,
+			timeoutMs: 2 * MINUTE,
+			intervalMs: 1000,
+		});
 		await e2e.sleep(5000);
 		report.final = await emittedIds();
 		report.statuses = (await n8n.listExecutions(workflow.id)).map((execution) => execution.status);
 		report.loadErrors = n8n.packageLoadErrors();
-		e2e.log(`trigger e2e (${mode.name}): burst of ${BURST} + ${AFTER_ACTIVATION} emitted ${report.burstSeconds.toFixed(0)} s after activation in ${report.executionsForBurst} execution(s); SIGKILL ${report.killedMsAfterAnswer} ms after the poll's request, its execution then "${report.statusAtKill}"`);
+		e2e.log(
+			`trigger e2e (${mode.name}): burst of ${BURST} + ${AFTER_ACTIVATION} emitted ${report.burstSeconds.toFixed(0)} s after activation in ${report.executionsForBurst} execution(s); SIGKILL ${report.killedMsAfterAnswer} ms after the poll's request, its execution then "${report.statusAtKill}"`,
+		);
 		return report;
 	} finally {
 		await n8n.stop();
@@ -185,9 +270,13 @@ run('n8n 2.41.1: the trigger with durable poll cursors off and on', () => {
 			const report = reports[name];
 			const emitted = count(report.final);
 			const repeated = report.killBatch.filter((id) => emitted.get(id) > 1);
-			e2e.log(`trigger e2e (${name}): after SIGKILL ${report.killedMsAfterAnswer} ms after the poll's request (execution "${report.statusAtKill}"), ${repeated.length} of ${KILL_BATCH} events emitted again`);
+			e2e.log(
+				`trigger e2e (${name}): after SIGKILL ${report.killedMsAfterAnswer} ms after the poll's request (execution "${report.statusAtKill}"), ${repeated.length} of ${KILL_BATCH} events emitted again`,
+			);
 			const lost = report.killBatch.filter((id) => !emitted.has(id));
-			e2e.log(`trigger e2e (${name}): ${lost.length} of ${KILL_BATCH} events never emitted; executions: ${JSON.stringify(report.statuses)}`);
+			e2e.log(
+				`trigger e2e (${name}): ${lost.length} of ${KILL_BATCH} events never emitted; executions: ${JSON.stringify(report.statuses)}`,
+			);
 			if (name === 'durable') {
 				// The cursor and the execution are one transaction: each event once, whatever the moment of the crash.
 				expect(lost).toEqual([]);

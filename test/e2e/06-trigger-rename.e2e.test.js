@@ -30,13 +30,26 @@ const run = lines().includes('2') ? describe : describe.skip;
 async function scenario(mode) {
 	const sandbox = await startSandbox();
 	const c = sandbox.control;
-	const n8n = new e2e.N8nInstance({ major: '2', userFolder: path.join(e2e.CACHE, `test-trigger-rename-${mode.name}`), port: mode.port, fresh: true, env: mode.env });
+	const n8n = new e2e.N8nInstance({
+		major: '2',
+		userFolder: path.join(e2e.CACHE, `test-trigger-rename-${mode.name}`),
+		port: mode.port,
+		fresh: true,
+		env: mode.env,
+	});
 	const report = { mode: mode.name };
 	try {
 		e2e.installPackageInto(n8n.userFolder, latestTgz());
 		await n8n.start();
 		await n8n.setupOwner();
-		await n8n.importCredentials([e2e.documentWorkflowCredential({ id: 'dwRenameCred0001', name: 'Document Workflow API', baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey })]);
+		await n8n.importCredentials([
+			e2e.documentWorkflowCredential({
+				id: 'dwRenameCred0001',
+				name: 'Document Workflow API',
+				baseUrl: sandbox.baseUrl,
+				apiKey: sandbox.apiKey,
+			}),
+		]);
 		const workflow = {
 			id: `rename${mode.name === 'durable' ? 'Durable' : 'Default'}0001`,
 			name: `Trigger rename e2e (${mode.name})`,
@@ -51,7 +64,9 @@ async function scenario(mode) {
 					typeVersion: 1,
 					position: [0, 0],
 					parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, events: [] },
-					credentials: { documentWorkflowApi: { id: 'dwRenameCred0001', name: 'Document Workflow API' } },
+					credentials: {
+						documentWorkflowApi: { id: 'dwRenameCred0001', name: 'Document Workflow API' },
+					},
 				},
 			],
 		};
@@ -66,23 +81,41 @@ async function scenario(mode) {
 			const ids = [];
 			for (const execution of await n8n.listExecutions(workflow.id)) {
 				const full = await n8n.getExecution(execution.id);
-				const items = e2e.N8nInstance.nodeOutput({ data: full.data }, OLD_NAME) || e2e.N8nInstance.nodeOutput({ data: full.data }, NEW_NAME);
+				const items =
+					e2e.N8nInstance.nodeOutput({ data: full.data }, OLD_NAME) ||
+					e2e.N8nInstance.nodeOutput({ data: full.data }, NEW_NAME);
 				ids.push(...(items || []).map((item) => item.json.id));
 			}
 			return ids;
 		};
-		const batch = async (label, n) => (await c.createEvents(Array.from({ length: n }, (_, i) => ({ type: 'run.completed', data: { batch: label, i } })), { returnIds: true })).ids;
+		const batch = async (label, n) =>
+			(
+				await c.createEvents(
+					Array.from({ length: n }, (_, i) => ({
+						type: 'run.completed',
+						data: { batch: label, i },
+					})),
+					{ returnIds: true },
+				)
+			).ids;
 		const emitted = async (ids, what) => {
-			await waitFor(async () => {
-				const seen = new Set(await emittedIds());
-				return ids.every((id) => seen.has(id));
-			}, { what: `${what} (${mode.name})`, timeoutMs: 3 * MINUTE, intervalMs: 2000 });
+			await waitFor(
+				async () => {
+					const seen = new Set(await emittedIds());
+					return ids.every((id) => seen.has(id));
+				},
+				{ what: `${what} (${mode.name})`, timeoutMs: 3 * MINUTE, intervalMs: 2000 },
+			);
 		};
 
 		// Activation, then two batches emitted by scheduled polls under the old name.
 		let seq = await lastSeq();
 		await n8n.restart();
-		await waitFor(async () => (await lastSeq()) > seq, { what: `the activation poll (${mode.name})`, timeoutMs: 2 * MINUTE, intervalMs: 200 });
+		await waitFor(async () => (await lastSeq()) > seq, {
+			what: `the activation poll (${mode.name})`,
+			timeoutMs: 2 * MINUTE,
+			intervalMs: 200,
+		});
 		await e2e.sleep(2000);
 		report.first = await batch('first', 5);
 		await emitted(report.first, 'the first batch');
@@ -92,7 +125,9 @@ async function scenario(mode) {
 		// The rename, as the editor saves and publishes it; events just before it.
 		report.beforeRename = await batch('before-rename', 3);
 		const current = await n8n.rest('GET', `workflows/${workflow.id}`);
-		const nodes = current.nodes.map((node) => (node.name === OLD_NAME ? { ...node, name: NEW_NAME } : node));
+		const nodes = current.nodes.map((node) =>
+			node.name === OLD_NAME ? { ...node, name: NEW_NAME } : node,
+		);
 		const saved = await n8n.rest('PATCH', `workflows/${workflow.id}`, {
 			name: current.name,
 			nodes,
@@ -101,7 +136,9 @@ async function scenario(mode) {
 			versionId: current.versionId,
 		});
 		seq = await lastSeq();
-		const published = await n8n.rest('POST', `workflows/${workflow.id}/activate`, { versionId: saved.versionId });
+		const published = await n8n.rest('POST', `workflows/${workflow.id}/activate`, {
+			versionId: saved.versionId,
+		});
 		report.publishedActive = Boolean(published.active ?? published.activeVersionId);
 		report.renamedAt = Date.now();
 		await emitted(report.beforeRename, 'the events from just before the rename');
@@ -110,13 +147,21 @@ async function scenario(mode) {
 		// Two more scheduled polls: anything emitted again shows up too.
 		for (let i = 0; i < 2; i++) {
 			seq = await lastSeq();
-			await waitFor(async () => (await lastSeq()) > seq, { what: `a scheduled poll after the rename (${mode.name})`, timeoutMs: 2 * MINUTE, intervalMs: 1000 });
+			await waitFor(async () => (await lastSeq()) > seq, {
+				what: `a scheduled poll after the rename (${mode.name})`,
+				timeoutMs: 2 * MINUTE,
+				intervalMs: 1000,
+			});
 			await e2e.sleep(3000);
 		}
 		report.final = await emittedIds();
-		report.nodeNames = (await n8n.rest('GET', `workflows/${workflow.id}`)).nodes.map((node) => node.name);
+		report.nodeNames = (await n8n.rest('GET', `workflows/${workflow.id}`)).nodes.map(
+			(node) => node.name,
+		);
 		report.loadErrors = n8n.packageLoadErrors();
-		e2e.log(`trigger rename e2e (${mode.name}): ${report.final.length} events emitted in all, renamed at ${new Date(report.renamedAt).toISOString()}`);
+		e2e.log(
+			`trigger rename e2e (${mode.name}): ${report.final.length} events emitted in all, renamed at ${new Date(report.renamedAt).toISOString()}`,
+		);
 		return report;
 	} finally {
 		await n8n.stop();
@@ -124,32 +169,42 @@ async function scenario(mode) {
 	}
 }
 
-run('n8n 2.41.1: renaming the trigger of an active workflow, durable poll cursors off and on', () => {
-	const reports = {};
+run(
+	'n8n 2.41.1: renaming the trigger of an active workflow, durable poll cursors off and on',
+	() => {
+		const reports = {};
 
-	beforeAll(async () => {
-		const results = await Promise.all(MODES.map((mode) => scenario(mode)));
-		for (const result of results) reports[result.mode] = result;
-	}, 15 * MINUTE);
+		beforeAll(async () => {
+			const results = await Promise.all(MODES.map((mode) => scenario(mode)));
+			for (const result of results) reports[result.mode] = result;
+		}, 15 * MINUTE);
 
-	describe.each(MODES.map((mode) => mode.name))('%s mode', (name) => {
-		test('the rename was saved and published', () => {
-			expect(reports[name].nodeNames).toEqual([NEW_NAME]);
-			expect(reports[name].publishedActive).toBe(true);
-			expect(reports[name].loadErrors).toEqual([]);
+		describe.each(MODES.map((mode) => mode.name))('%s mode', (name) => {
+			test('the rename was saved and published', () => {
+				expect(reports[name].nodeNames).toEqual([NEW_NAME]);
+				expect(reports[name].publishedActive).toBe(true);
+				expect(reports[name].loadErrors).toEqual([]);
+			});
+
+			test('every event before, around and after the rename emitted exactly once', () => {
+				const report = reports[name];
+				const counts = new Map();
+				for (const id of report.final) counts.set(id, (counts.get(id) || 0) + 1);
+				const expected = [
+					...report.first,
+					...report.second,
+					...report.beforeRename,
+					...report.afterRename,
+				];
+				const twice = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
+				const lost = expected.filter((id) => !counts.has(id));
+				e2e.log(
+					`trigger rename e2e (${name}): ${twice.length} emitted more than once, ${lost.length} of ${expected.length} never emitted`,
+				);
+				expect(twice).toEqual([]);
+				expect(lost).toEqual([]);
+				expect([...counts.keys()].filter((id) => !expected.includes(id))).toEqual([]);
+			});
 		});
-
-		test('every event before, around and after the rename emitted exactly once', () => {
-			const report = reports[name];
-			const counts = new Map();
-			for (const id of report.final) counts.set(id, (counts.get(id) || 0) + 1);
-			const expected = [...report.first, ...report.second, ...report.beforeRename, ...report.afterRename];
-			const twice = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
-			const lost = expected.filter((id) => !counts.has(id));
-			e2e.log(`trigger rename e2e (${name}): ${twice.length} emitted more than once, ${lost.length} of ${expected.length} never emitted`);
-			expect(twice).toEqual([]);
-			expect(lost).toEqual([]);
-			expect([...counts.keys()].filter((id) => !expected.includes(id))).toEqual([]);
-		});
-	});
-});
+	},
+);

@@ -37,7 +37,9 @@ async function waitFor(fn, { timeoutMs = 60000, intervalMs = 1000, what = 'condi
 		last = await fn();
 		if (last) return last;
 		if (Date.now() - t0 > timeoutMs) {
-			throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last !== undefined ? ` (last: ${JSON.stringify(last)})` : ''}`);
+			throw new Error(
+				`timed out after ${timeoutMs} ms waiting for ${what}${last !== undefined ? ` (last: ${JSON.stringify(last)})` : ''}`,
+			);
 		}
 		await e2e.sleep(intervalMs);
 	}
@@ -49,7 +51,9 @@ function outputOf(run, nodeName) {
 	if (!items) {
 		const err = run?.data?.resultData?.error;
 		const ran = Object.keys(run?.data?.resultData?.runData || {});
-		throw new Error(`node "${nodeName}" has no output; nodes that ran: ${ran.join(', ')}; error: ${err ? JSON.stringify(err).slice(0, 1500) : 'none'}`);
+		throw new Error(
+			`node "${nodeName}" has no output; nodes that ran: ${ran.join(', ')}; error: ${err ? JSON.stringify(err).slice(0, 1500) : 'none'}`,
+		);
 	}
 	return items;
 }

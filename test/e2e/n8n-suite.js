@@ -39,7 +39,8 @@ function defineN8nSuite(major, { port }) {
 			e2e.installPackageInto(n8n.userFolder, latestTgz());
 			await n8n.start();
 			await n8n.setupOwner();
-			for (const { file, workflow } of e2e.loadExamples(vars)) examples[file.replace(/\.json$/, '')] = workflow;
+			for (const { file, workflow } of e2e.loadExamples(vars))
+				examples[file.replace(/\.json$/, '')] = workflow;
 		});
 
 		afterAll(async () => {
@@ -54,7 +55,13 @@ function defineN8nSuite(major, { port }) {
 			const action = types.nodeDescriptions.find((d) => d.name === e2e.NODE_TYPES[0]);
 			expect(action.displayName).toBe('Document Workflow');
 			const resource = action.properties.find((p) => p.name === 'resource');
-			expect(resource.options.map((o) => o.value).sort()).toEqual(['document', 'event', 'reviewTask', 'run', 'workflow']);
+			expect(resource.options.map((o) => o.value).sort()).toEqual([
+				'document',
+				'event',
+				'reviewTask',
+				'run',
+				'workflow',
+			]);
 			// The webhook trigger offers both versions (saved workflows keep 1), new nodes get 2.
 			const webhook = types.nodeDescriptions.filter((d) => d.name === e2e.NODE_TYPES[2]);
 			expect(webhook.flatMap((d) => [d.version].flat()).sort()).toEqual([1, 2]);
@@ -73,7 +80,9 @@ function defineN8nSuite(major, { port }) {
 			]);
 			await n8n.importWorkflows(Object.values(examples));
 			const workflows = await n8n.rest('GET', '/rest/workflows');
-			const ids = (Array.isArray(workflows) ? workflows : workflows.data || workflows.results).map((w) => w.id);
+			const ids = (Array.isArray(workflows) ? workflows : workflows.data || workflows.results).map(
+				(w) => w.id,
+			);
 			for (const wf of Object.values(examples)) expect(ids).toContain(wf.id);
 			const credentials = await n8n.rest('GET', '/rest/credentials');
 			expect(credentials.map((c) => c.type)).toContain(e2e.CREDENTIAL_TYPE);
@@ -105,7 +114,11 @@ function defineN8nSuite(major, { port }) {
 
 			// What the sandbox received: the Code node's bytes, name and reference.
 			const doc = await sandbox.control.getDocument(waited.json.documentId);
-			expect(doc).toMatchObject({ filename: 'invoice-001.pdf', reference: 'example-json-invoice-001.pdf', format: 'pdf' });
+			expect(doc).toMatchObject({
+				filename: 'invoice-001.pdf',
+				reference: 'example-json-invoice-001.pdf',
+				format: 'pdf',
+			});
 			expect(doc.sha256).toBe(sha256(n8n.binaryBuffer(file.binary.data)));
 		});
 
@@ -113,7 +126,11 @@ function defineN8nSuite(major, { port }) {
 			const res = await n8n.execute(examples['submit-and-wait-binary'].id);
 			expect(res.ok ? '' : res.stdout + res.stderr).toBe('');
 			const [waited] = outputOf(res.run, 'Submit and wait');
-			expect(waited.json).toMatchObject({ status: 'completed', workflowId: vars.SANDBOX_BINARY_WORKFLOW_ID, reference: 'example-binary' });
+			expect(waited.json).toMatchObject({
+				status: 'completed',
+				workflowId: vars.SANDBOX_BINARY_WORKFLOW_ID,
+				reference: 'example-binary',
+			});
 			const [out] = outputOf(res.run, 'Get output file');
 			expect(out.json).toMatchObject({
 				runId: waited.json.runId,
@@ -142,13 +159,17 @@ function defineN8nSuite(major, { port }) {
 			for (const r of summary.json.results) {
 				expect(r.status).toBe('completed');
 				expect(r.runId).toMatch(UUID);
-				expect(r.output).toMatchObject({ kind: 'json', runId: r.runId, output: fixtures.JSON_OUTPUT });
+				expect(r.output).toMatchObject({
+					kind: 'json',
+					runId: r.runId,
+					output: fixtures.JSON_OUTPUT,
+				});
 			}
 			expect(new Set(summary.json.results.map((r) => r.runId)).size).toBe(3);
 			// Exactly one document per file in the sandbox (no duplicate submissions).
-			const docs = (await sandbox.control.listDocuments({ workflowId: vars.SANDBOX_WORKFLOW_ID })).filter((d) =>
-				String(d.reference).startsWith('batch-'),
-			);
+			const docs = (
+				await sandbox.control.listDocuments({ workflowId: vars.SANDBOX_WORKFLOW_ID })
+			).filter((d) => String(d.reference).startsWith('batch-'));
 			expect(docs.map((d) => d.reference).sort()).toEqual(names.map((n) => `batch-${n}`).sort());
 		});
 
@@ -174,12 +195,19 @@ function defineN8nSuite(major, { port }) {
 			const key = await c.createKey({ orgId: org.id, name: 'e2e trigger' });
 			const credId = 'dwTriggerCred001';
 			await n8n.importCredentials([
-				e2e.documentWorkflowCredential({ id: credId, name: 'Document Workflow API (trigger org)', baseUrl: sandbox.baseUrl, apiKey: key.key }),
+				e2e.documentWorkflowCredential({
+					id: credId,
+					name: 'Document Workflow API (trigger org)',
+					baseUrl: sandbox.baseUrl,
+					apiKey: key.key,
+				}),
 			]);
 			const wf = JSON.parse(JSON.stringify(examples['trigger-on-run-events']));
 			const trigger = wf.nodes.find((n) => n.type === e2e.NODE_TYPES[1]);
 			expect(trigger.parameters.events).toEqual(TRIGGER_EVENTS);
-			trigger.credentials = { documentWorkflowApi: { id: credId, name: 'Document Workflow API (trigger org)' } };
+			trigger.credentials = {
+				documentWorkflowApi: { id: credId, name: 'Document Workflow API (trigger org)' },
+			};
 			await n8n.importWorkflows([wf]);
 			await n8n.activateWorkflow(wf.id);
 
@@ -192,7 +220,11 @@ function defineN8nSuite(major, { port }) {
 			 * 5 s without any (the same gap that separates polls in the summary below).
 			 */
 			const waitForPoll = async (afterSeq, what) => {
-				await waitFor(async () => (await pollSeq()) > afterSeq, { timeoutMs: 150000, intervalMs: 500, what });
+				await waitFor(async () => (await pollSeq()) > afterSeq, {
+					timeoutMs: 150000,
+					intervalMs: 500,
+					what,
+				});
 				let last = await pollSeq();
 				let quietSince = Date.now();
 				while (Date.now() - quietSince < 5000) {
@@ -205,7 +237,8 @@ function defineN8nSuite(major, { port }) {
 				}
 				return last;
 			};
-			const create = async (events) => (await c.createEvents(events, { orgId: org.id, returnIds: true })).ids;
+			const create = async (events) =>
+				(await c.createEvents(events, { orgId: org.id, returnIds: true })).ids;
 			const emitted = async () => {
 				const items = [];
 				for (const ex of await n8n.listExecutions(wf.id)) {
@@ -236,19 +269,29 @@ function defineN8nSuite(major, { port }) {
 			expected.push(batch1[0], batch1[1], batch1[2], batch1[5]);
 			const unselected = [batch1[3], batch1[4]];
 			seq = await waitForPoll(seq, 'scheduled poll 1');
-			await waitFor(async () => {
-				const ids = await emittedIds();
-				return [batch1[0], batch1[1], batch1[2]].every((id) => ids.includes(id));
-			}, { what: 'batch 1 in the executions', timeoutMs: 30000 });
+			await waitFor(
+				async () => {
+					const ids = await emittedIds();
+					return [batch1[0], batch1[1], batch1[2]].every((id) => ids.includes(id));
+				},
+				{ what: 'batch 1 in the executions', timeoutMs: 30000 },
+			);
 
 			// Committed late with a lower id than events already read.
 			const [late1] = await create([
-				{ type: 'review.created', data: { n: 7, late: 'lower id' }, createdOn: new Date(now - 1000).toISOString() },
+				{
+					type: 'review.created',
+					data: { n: 7, late: 'lower id' },
+					createdOn: new Date(now - 1000).toISOString(),
+				},
 			]);
 			expect(late1 < batch1[0]).toBe(true);
 			expected.push(late1);
 			seq = await waitForPoll(seq, 'scheduled poll 2');
-			await waitFor(async () => (await emittedIds()).includes(late1), { what: 'the late event after poll 2', timeoutMs: 30000 });
+			await waitFor(async () => (await emittedIds()).includes(late1), {
+				what: 'the late event after poll 2',
+				timeoutMs: 30000,
+			});
 
 			// An event created just before a restart; after the poll at restart, a late one with a lower id.
 			const beforeRestart = Date.now();
@@ -259,7 +302,11 @@ function defineN8nSuite(major, { port }) {
 			await n8n.restart();
 			seq = await waitForPoll(seqBeforeRestart, 'the poll at the restart');
 			const [late2, e10] = await create([
-				{ type: 'run.completed', data: { n: 9, late: 'lower id, after restart' }, createdOn: new Date(beforeRestart - 500).toISOString() },
+				{
+					type: 'run.completed',
+					data: { n: 9, late: 'lower id, after restart' },
+					createdOn: new Date(beforeRestart - 500).toISOString(),
+				},
 				{ type: 'review.created', data: { n: 10 } },
 			]);
 			expect(late2 < e8).toBe(true);
@@ -268,12 +315,18 @@ function defineN8nSuite(major, { port }) {
 			// can come seconds after the poll at start, n8n picks a random second for "every minute").
 			// By then every late commit (75 s after batch 1) is due too.
 			const restartedAt = Date.now();
-			await waitFor(async () => Date.now() > Math.max(now + 76000, restartedAt + 61000), { what: 'a minute after the restart', timeoutMs: 150000 });
+			await waitFor(async () => Date.now() > Math.max(now + 76000, restartedAt + 61000), {
+				what: 'a minute after the restart',
+				timeoutMs: 150000,
+			});
 			seq = await waitForPoll(await pollSeq(), 'a scheduled poll after the restart');
-			await waitFor(async () => {
-				const ids = await emittedIds();
-				return expected.every((id) => ids.includes(id));
-			}, { what: 'every expected event in the executions', timeoutMs: 90000, intervalMs: 3000 });
+			await waitFor(
+				async () => {
+					const ids = await emittedIds();
+					return expected.every((id) => ids.includes(id));
+				},
+				{ what: 'every expected event in the executions', timeoutMs: 90000, intervalMs: 3000 },
+			);
 			await e2e.sleep(2000);
 
 			const events = await emitted();
@@ -283,7 +336,9 @@ function defineN8nSuite(major, { port }) {
 			for (const id of unselected) expect(ids).not.toContain(id);
 			// The polls n8n made (requests to /events less than 5 s apart are one poll).
 			const polls = [];
-			const requests = (await c.getRequests({ pathPrefix: '/events' })).filter((r) => r.realTimeMs >= t0);
+			const requests = (await c.getRequests({ pathPrefix: '/events' })).filter(
+				(r) => r.realTimeMs >= t0,
+			);
 			for (const r of requests) {
 				if (r.realTimeMs < t0) continue;
 				const last = polls[polls.length - 1];
@@ -300,7 +355,9 @@ function defineN8nSuite(major, { port }) {
 			expect(polls.filter((p) => p.start > restartAt).length).toBeGreaterThanOrEqual(2);
 			expect(polls.some((p) => p.start > restartedAt + 60000)).toBe(true);
 			// Each item is the event exactly as the API returns it.
-			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, { headers: { 'X-Api-Key': key.key } }).then((r) => r.json());
+			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, {
+				headers: { 'X-Api-Key': key.key },
+			}).then((r) => r.json());
 			const byId = new Map(api.data.map((e) => [e.id, e]));
 			for (const ev of events) expect(ev).toEqual(byId.get(ev.id));
 			expect(n8n.packageLoadErrors()).toEqual([]);
@@ -313,20 +370,32 @@ function defineN8nSuite(major, { port }) {
 			const key = await c.createKey({ orgId: org.id, name: 'e2e webhook' });
 			const credId = 'dwWebhookCred001';
 			await n8n.importCredentials([
-				e2e.documentWorkflowCredential({ id: credId, name: 'Document Workflow API (webhook org)', baseUrl: sandbox.baseUrl, apiKey: key.key }),
+				e2e.documentWorkflowCredential({
+					id: credId,
+					name: 'Document Workflow API (webhook org)',
+					baseUrl: sandbox.baseUrl,
+					apiKey: key.key,
+				}),
 			]);
 			const wf = JSON.parse(JSON.stringify(examples['webhook-trigger']));
 			const trigger = wf.nodes.find((n) => n.type === e2e.NODE_TYPES[2]);
 			expect(trigger.parameters.events).toEqual(WEBHOOK_EVENTS);
 			expect(trigger.typeVersion).toBe(2);
-			trigger.credentials = { documentWorkflowApi: { id: credId, name: 'Document Workflow API (webhook org)' } };
+			trigger.credentials = {
+				documentWorkflowApi: { id: credId, name: 'Document Workflow API (webhook org)' },
+			};
 			// The same workflow as saved before version 2 existed (typeVersion 1), in its own
 			// organization, with its own Production URL.
 			const orgV1 = await c.createOrg({ name: `e2e webhook v1 ${info.version}` });
 			const keyV1 = await c.createKey({ orgId: orgV1.id, name: 'e2e webhook v1' });
 			const credIdV1 = 'dwWebhookCredV01';
 			await n8n.importCredentials([
-				e2e.documentWorkflowCredential({ id: credIdV1, name: 'Document Workflow API (webhook v1 org)', baseUrl: sandbox.baseUrl, apiKey: keyV1.key }),
+				e2e.documentWorkflowCredential({
+					id: credIdV1,
+					name: 'Document Workflow API (webhook v1 org)',
+					baseUrl: sandbox.baseUrl,
+					apiKey: keyV1.key,
+				}),
 			]);
 			const wfV1 = JSON.parse(JSON.stringify(wf));
 			wfV1.id = e2e.n8nId();
@@ -334,24 +403,43 @@ function defineN8nSuite(major, { port }) {
 			const triggerV1 = wfV1.nodes.find((n) => n.type === e2e.NODE_TYPES[2]);
 			triggerV1.typeVersion = 1;
 			triggerV1.webhookId = crypto.randomUUID();
-			triggerV1.credentials = { documentWorkflowApi: { id: credIdV1, name: 'Document Workflow API (webhook v1 org)' } };
+			triggerV1.credentials = {
+				documentWorkflowApi: { id: credIdV1, name: 'Document Workflow API (webhook v1 org)' },
+			};
 			await n8n.importWorkflows([wf, wfV1]);
 			await n8n.activateWorkflow(wf.id);
 			await n8n.activateWorkflow(wfV1.id);
 			await n8n.restart();
 			const url = `${n8n.baseUrl}/webhook/${trigger.webhookId}/webhook`;
 			const urlV1 = `${n8n.baseUrl}/webhook/${triggerV1.webhookId}/webhook`;
-			const postTo = (target, body) => fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+			const postTo = (target, body) =>
+				fetch(target, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify(body),
+				});
 			const post = (body) => postTo(url, body);
 
 			// The node answers a malformed body itself: 400, naming what was wrong.
-			await waitFor(async () => (await post({ id: 'not-an-id' })).status === 400, { what: 'the active webhook', timeoutMs: 60000 });
+			await waitFor(async () => (await post({ id: 'not-an-id' })).status === 400, {
+				what: 'the active webhook',
+				timeoutMs: 60000,
+			});
 			const bad = await post([{ id: 'not-an-id', type: 'run.completed' }]);
 			expect(bad.status).toBe(400);
-			expect((await bad.json()).error).toMatch(/Event 0 of the delivery has the id "not-an-id", which is not an event id/);
+			expect((await bad.json()).error).toMatch(
+				/Event 0 of the delivery has the id "not-an-id", which is not an event id/,
+			);
 
 			// Real deliveries: each sent twice, held back up to 300 ms (out of order), a test ping every 3 events.
-			await c.addSubscription({ url, orgId: org.id, repeats: 1, maxDelayMs: 300, pingEvery: 3, seed: 5 });
+			await c.addSubscription({
+				url,
+				orgId: org.id,
+				repeats: 1,
+				maxDelayMs: 300,
+				pingEvery: 3,
+				seed: 5,
+			});
 			const t0 = Date.now();
 			const created = (
 				await c.createEvents(
@@ -368,8 +456,13 @@ function defineN8nSuite(major, { port }) {
 			).ids;
 			const expected = [created[0], created[1], created[3], created[5]];
 			// A forged delivery: an id in the right form that the API does not list.
-			const forged = `${Date.now().toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-${crypto.randomBytes(6).toString('hex')}`;
-			expect((await post({ id: forged, type: 'run.completed', data: { forged: true } })).status).toBe(202);
+			const forged = `${Date.now()
+				.toString(16)
+				.padStart(12, '0')
+				.replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-${crypto.randomBytes(6).toString('hex')}`;
+			expect(
+				(await post({ id: forged, type: 'run.completed', data: { forged: true } })).status,
+			).toBe(202);
 
 			const emitted = async (workflow = wf) => {
 				const items = [];
@@ -379,61 +472,100 @@ function defineN8nSuite(major, { port }) {
 				}
 				return items.map((i) => i.json);
 			};
-			await waitFor(async () => {
-				const ids = (await emitted()).map((e) => e.id);
-				return expected.every((id) => ids.includes(id));
-			}, { what: 'every selected event in the executions', timeoutMs: 60000 });
+			await waitFor(
+				async () => {
+					const ids = (await emitted()).map((e) => e.id);
+					return expected.every((id) => ids.includes(id));
+				},
+				{ what: 'every selected event in the executions', timeoutMs: 60000 },
+			);
 			const allEmittedAt = Date.now() - t0;
 			// Past the look-for window (5 s) of the ping and the forged id: nothing more may start.
 			await e2e.sleep(8000);
 			const events = await emitted();
 			expect(events.map((e) => e.id).sort()).toEqual([...expected].sort());
 			// Each item is the event exactly as the API lists it.
-			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, { headers: { 'X-Api-Key': key.key } }).then((r) => r.json());
+			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, {
+				headers: { 'X-Api-Key': key.key },
+			}).then((r) => r.json());
 			const byId = new Map(api.data.map((e) => [e.id, e]));
 			for (const ev of events) expect(ev).toEqual(byId.get(ev.id));
 			// Every delivery (pings and repeats too) answered 202.
 			const deliveries = await c.getDeliveries();
-			const ours = deliveries.filter((d) => d.eventIds.some((id) => created.includes(id)) || d.ping);
+			const ours = deliveries.filter(
+				(d) => d.eventIds.some((id) => created.includes(id)) || d.ping,
+			);
 			expect(ours.length).toBeGreaterThanOrEqual(12);
 			expect(ours.filter((d) => d.ping).length).toBeGreaterThanOrEqual(2);
 			expect(ours.every((d) => d.status === 202)).toBe(true);
 			const answers = ours.map((d) => d.answeredAtMs - d.sentAtMs).sort((a, b) => a - b);
-			e2e.log(`webhook test: ${ours.length} deliveries (${ours.filter((d) => d.ping).length} pings), answered in ${answers.join(', ')} ms; all ${expected.length} events emitted ${allEmittedAt} ms after creation`);
+			e2e.log(
+				`webhook test: ${ours.length} deliveries (${ours.filter((d) => d.ping).length} pings), answered in ${answers.join(', ')} ms; all ${expected.length} events emitted ${allEmittedAt} ms after creation`,
+			);
 
 			// The saved version 1 workflow: a malformed body answered 400 by the node, each listed event
 			// of its selected types emitted once (its deliveries are sent twice), as the API lists it.
-			await waitFor(async () => (await postTo(urlV1, { id: 'not-an-id' })).status === 400, { what: 'the active version 1 webhook', timeoutMs: 60000 });
+			await waitFor(async () => (await postTo(urlV1, { id: 'not-an-id' })).status === 400, {
+				what: 'the active version 1 webhook',
+				timeoutMs: 60000,
+			});
 			await c.addSubscription({ url: urlV1, orgId: orgV1.id, repeats: 1 });
 			const createdV1 = (
-				await c.createEvents([{ type: 'run.failed', data: { v1: true } }, { type: 'document.received', data: { v1: true } }], { orgId: orgV1.id, returnIds: true })
+				await c.createEvents(
+					[
+						{ type: 'run.failed', data: { v1: true } },
+						{ type: 'document.received', data: { v1: true } },
+					],
+					{ orgId: orgV1.id, returnIds: true },
+				)
 			).ids;
-			await waitFor(async () => (await emitted(wfV1)).some((e) => e.id === createdV1[0]), { what: 'the event in the version 1 workflow', timeoutMs: 60000 });
+			await waitFor(async () => (await emitted(wfV1)).some((e) => e.id === createdV1[0]), {
+				what: 'the event in the version 1 workflow',
+				timeoutMs: 60000,
+			});
 			await sandbox.subscriptions.settled();
 			// Past the look-for window: the repeat and the unselected event start nothing.
 			await e2e.sleep(6000);
 			const eventsV1 = await emitted(wfV1);
 			expect(eventsV1.map((e) => e.id)).toEqual([createdV1[0]]);
-			const apiV1 = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, { headers: { 'X-Api-Key': keyV1.key } }).then((r) => r.json());
+			const apiV1 = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, {
+				headers: { 'X-Api-Key': keyV1.key },
+			}).then((r) => r.json());
 			expect(eventsV1[0]).toEqual(apiV1.data.find((e) => e.id === createdV1[0]));
-			expect((await c.getDeliveries()).filter((d) => d.eventIds.some((id) => createdV1.includes(id))).every((d) => d.status === 202)).toBe(true);
+			expect(
+				(await c.getDeliveries())
+					.filter((d) => d.eventIds.some((id) => createdV1.includes(id)))
+					.every((d) => d.status === 202),
+			).toBe(true);
 
 			// The answer does not wait for the API: with every read of the list taking 12 s, the delivery
 			// is answered long before its event is read, and the execution starts after the read.
 			// (How fast n8n itself answers depends on the machine's load; the node answers before any read.)
 			const READ_DELAY_MS = 12000;
 			await c.addFault({ pathPrefix: '/events', kind: 'latency', ms: READ_DELAY_MS });
-			const [slowRead] = (await c.createEvents([{ type: 'run.failed', data: { slowRead: true } }], { orgId: org.id, returnIds: true })).ids;
-			await waitFor(async () => (await emitted()).some((e) => e.id === slowRead), { what: 'the event read slowly', timeoutMs: 90000 });
+			const [slowRead] = (
+				await c.createEvents([{ type: 'run.failed', data: { slowRead: true } }], {
+					orgId: org.id,
+					returnIds: true,
+				})
+			).ids;
+			await waitFor(async () => (await emitted()).some((e) => e.id === slowRead), {
+				what: 'the event read slowly',
+				timeoutMs: 90000,
+			});
 			const slowDelivery = (await c.getDeliveries()).filter((d) => d.eventIds.includes(slowRead));
 			// Copies are held back at random (up to 300 ms): the first read follows whichever copy was sent first.
 			const firstSent = Math.min(...slowDelivery.map((d) => d.sentAtMs));
-			const firstRead = (await c.getRequests({ pathPrefix: '/events' })).find((r) => r.realTimeMs >= firstSent);
+			const firstRead = (await c.getRequests({ pathPrefix: '/events' })).find(
+				(r) => r.realTimeMs >= firstSent,
+			);
 			for (const d of slowDelivery) {
 				expect(d.status).toBe(202);
 				expect(d.answeredAtMs).toBeLessThan(firstRead.realTimeMs + READ_DELAY_MS);
 			}
-			e2e.log(`webhook test, 12 s reads: answered in ${slowDelivery.map((d) => d.answeredAtMs - d.sentAtMs).join(', ')} ms`);
+			e2e.log(
+				`webhook test, 12 s reads: answered in ${slowDelivery.map((d) => d.answeredAtMs - d.sentAtMs).join(', ')} ms`,
+			);
 			await c.clearFaults();
 			expect(n8n.packageLoadErrors()).toEqual([]);
 		});

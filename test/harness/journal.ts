@@ -22,7 +22,14 @@ import { filesOriginApiKeySightingsInProcess } from '../../sandbox/src/infra';
 
 export const JOURNAL_DIR_ENV = 'DW_KEY_JOURNAL_DIR';
 
-export type JournalKind = 'secret' | 'output' | 'error' | 'log' | 'staticData' | 'credentialTest' | 'filesOrigin';
+export type JournalKind =
+	| 'secret'
+	| 'output'
+	| 'error'
+	| 'log'
+	| 'staticData'
+	| 'credentialTest'
+	| 'filesOrigin';
 
 export interface JournalEntry {
 	kind: JournalKind;
@@ -41,7 +48,8 @@ function journalDir(): string {
 	return dir;
 }
 
-const workerFile = (): string => join(journalDir(), `worker-${process.env.JEST_WORKER_ID ?? '0'}-${process.pid}.jsonl`);
+const workerFile = (): string =>
+	join(journalDir(), `worker-${process.env.JEST_WORKER_ID ?? '0'}-${process.pid}.jsonl`);
 
 /** Entries of this test file (the module is evaluated once per test file). */
 const fileEntries: JournalEntry[] = [];
@@ -67,14 +75,23 @@ export function journalSecret(key: unknown, source: string): void {
 
 /** A bounded, cycle-safe rendering of any value (errors with their cause chain and own fields included). */
 export function render(value: unknown): string {
-	return inspect(value, { depth: 8, maxStringLength: 20_000, maxArrayLength: 200, breakLength: Infinity, showHidden: false, getters: false });
+	return inspect(value, {
+		depth: 8,
+		maxStringLength: 20_000,
+		maxArrayLength: 200,
+		breakLength: Infinity,
+		showHidden: false,
+		getters: false,
+	});
 }
 
 /** JSON of item data with the base64 content of binaries shortened (files are not scanned, their metadata is). */
 export function renderData(value: unknown): string {
 	try {
 		return JSON.stringify(value, (key, inner: unknown) =>
-			key === 'data' && typeof inner === 'string' && inner.length > 4096 ? `[${inner.length} characters of binary data]` : inner,
+			key === 'data' && typeof inner === 'string' && inner.length > 4096
+				? `[${inner.length} characters of binary data]`
+				: inner,
 		);
 	} catch {
 		return render(value);
@@ -112,7 +129,9 @@ let loggerHooked = false;
 /** Routes n8n's root logger (which node contexts use) into the journal; idempotent. */
 export function captureN8nLogger(): void {
 	if (loggerHooked) return;
-	const logger = Container.get(Logger) as unknown as { setInternalLogger(internal: InternalLogger): void };
+	const logger = Container.get(Logger) as unknown as {
+		setInternalLogger(internal: InternalLogger): void;
+	};
 	logger.setInternalLogger(capturingLogger);
 	loggerHooked = true;
 }
@@ -129,14 +148,17 @@ export interface Offender {
 function leakForms(secret: string): Array<{ form: string; needle: string }> {
 	const forms = [{ form: 'as is', needle: secret }];
 	const unique = secret.replace(/^[a-z]+_/i, '');
-	if (unique !== secret && unique.length >= 16) forms.push({ form: 'without its prefix', needle: unique });
+	if (unique !== secret && unique.length >= 16)
+		forms.push({ form: 'without its prefix', needle: unique });
 	forms.push({ form: 'base64', needle: Buffer.from(secret).toString('base64').replace(/=+$/, '') });
 	return forms;
 }
 
 /** Every entry that contains one of the secrets (keys shorter than 8 characters cannot be scanned for meaningfully and are skipped). */
 export function findLeaks(entries: JournalEntry[]): Offender[] {
-	const secrets = [...new Set(entries.filter((e) => e.kind === 'secret').map((e) => e.text))].filter((s) => s.length >= 8);
+	const secrets = [
+		...new Set(entries.filter((e) => e.kind === 'secret').map((e) => e.text)),
+	].filter((s) => s.length >= 8);
 	const offenders: Offender[] = [];
 	for (const entry of entries) {
 		if (entry.kind === 'secret') continue;
@@ -145,7 +167,10 @@ export function findLeaks(entries: JournalEntry[]): Offender[] {
 			continue;
 		}
 		for (const secret of secrets) {
-			const hit = leakForms(secret).find(({ needle }) => entry.text.includes(needle) || entry.text.toLowerCase().includes(needle.toLowerCase()));
+			const hit = leakForms(secret).find(
+				({ needle }) =>
+					entry.text.includes(needle) || entry.text.toLowerCase().includes(needle.toLowerCase()),
+			);
 			if (hit) offenders.push({ secret, entry, form: hit.form });
 		}
 	}
@@ -164,10 +189,14 @@ export function readJournal(dir: string): JournalEntry[] {
 }
 
 export function describeLeaks(offenders: Offender[]): string {
-	const mask = (secret: string) => (secret.length > 10 ? `${secret.slice(0, 6)}…${secret.slice(-2)}` : '…');
+	const mask = (secret: string) =>
+		secret.length > 10 ? `${secret.slice(0, 6)}…${secret.slice(-2)}` : '…';
 	return offenders
 		.slice(0, 50)
-		.map((o) => `- key ${mask(o.secret)} (${o.form}) in ${o.entry.kind} from ${o.entry.source}: ${o.entry.text.slice(0, 300).split(o.secret).join('<KEY>')}`)
+		.map(
+			(o) =>
+				`- key ${mask(o.secret)} (${o.form}) in ${o.entry.kind} from ${o.entry.source}: ${o.entry.text.slice(0, 300).split(o.secret).join('<KEY>')}`,
+		)
 		.join('\n');
 }
 
@@ -180,11 +209,17 @@ export function entriesOfThisFile(): JournalEntry[] {
 export function scanThisFile(): void {
 	for (const sighting of filesOriginApiKeySightingsInProcess()) {
 		if (!fileEntries.some((e) => e.kind === 'filesOrigin' && e.text.includes(sighting.path))) {
-			journal('filesOrigin', 'sandbox request log', `X-Api-Key received by the file-link origin: ${sighting.path} at ${sighting.time}`);
+			journal(
+				'filesOrigin',
+				'sandbox request log',
+				`X-Api-Key received by the file-link origin: ${sighting.path} at ${sighting.time}`,
+			);
 		}
 	}
 	const offenders = findLeaks(fileEntries);
 	if (offenders.length > 0) {
-		throw new Error(`The API key leaked in ${offenders.length} place(s) during this test file:\n${describeLeaks(offenders)}`);
+		throw new Error(
+			`The API key leaked in ${offenders.length} place(s) during this test file:\n${describeLeaks(offenders)}`,
+		);
 	}
 }

@@ -18,7 +18,15 @@
  * `webhookHost.ts` (the webhook trigger behind a real HTTP listener, as n8n's webhook server runs it).
  */
 import { Container } from '@n8n/di';
-import { BinaryDataConfig, BinaryDataService, ExecuteContext, ExecutionLifecycleHooks, PollContext, RoutingNode, WorkflowExecute } from 'n8n-core';
+import {
+	BinaryDataConfig,
+	BinaryDataService,
+	ExecuteContext,
+	ExecutionLifecycleHooks,
+	PollContext,
+	RoutingNode,
+	WorkflowExecute,
+} from 'n8n-core';
 import type {
 	ICredentialDataDecryptedObject,
 	ICredentialType,
@@ -45,7 +53,14 @@ import { DocumentWorkflowApi } from '../../credentials/DocumentWorkflowApi.crede
 import { DocumentWorkflow } from '../../nodes/DocumentWorkflow/DocumentWorkflow.node';
 import { DocumentWorkflowTrigger } from '../../nodes/DocumentWorkflowTrigger/DocumentWorkflowTrigger.node';
 import { DocumentWorkflowWebhookTrigger } from '../../nodes/DocumentWorkflowWebhookTrigger/DocumentWorkflowWebhookTrigger.node';
-import { captureN8nLogger, journal, journalError, journalSecret, renderData, scanThisFile } from './journal';
+import {
+	captureN8nLogger,
+	journal,
+	journalError,
+	journalSecret,
+	renderData,
+	scanThisFile,
+} from './journal';
 
 // Key scan (see journal.ts): n8n's logger writes into the journal, and each test file ends
 // with a scan of everything its nodes produced.
@@ -99,7 +114,11 @@ class TestItemsNode implements INodeType {
 			if (item.binary) {
 				out.binary = {};
 				for (const [name, file] of Object.entries(item.binary)) {
-					out.binary[name] = await this.helpers.prepareBinaryData(file.data, file.fileName, file.mimeType);
+					out.binary[name] = await this.helpers.prepareBinaryData(
+						file.data,
+						file.fileName,
+						file.mimeType,
+					);
 				}
 			}
 			output.push(out);
@@ -148,7 +167,9 @@ class NodeTypesRegistry implements INodeTypes {
 }
 
 export const nodeTypes = new NodeTypesRegistry();
-const credentialTypes: Record<string, ICredentialType> = { documentWorkflowApi: new DocumentWorkflowApi() };
+const credentialTypes: Record<string, ICredentialType> = {
+	documentWorkflowApi: new DocumentWorkflowApi(),
+};
 
 /** The part of n8n's credentials helper that n8n-core calls during execution. */
 class TestCredentialsHelper extends ICredentialsHelper {
@@ -166,7 +187,8 @@ class TestCredentialsHelper extends ICredentialsHelper {
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
 		const type = credentialTypes[typeName];
-		if (typeof type?.authenticate === 'function') return await type.authenticate(credentials, requestOptions);
+		if (typeof type?.authenticate === 'function')
+			return await type.authenticate(credentials, requestOptions);
 		return requestOptions;
 	}
 
@@ -182,7 +204,11 @@ class TestCredentialsHelper extends ICredentialsHelper {
 		return [];
 	}
 
-	async getDecrypted(_additionalData: unknown, _nodeCredentials: unknown, type: string): Promise<ICredentialDataDecryptedObject> {
+	async getDecrypted(
+		_additionalData: unknown,
+		_nodeCredentials: unknown,
+		type: string,
+	): Promise<ICredentialDataDecryptedObject> {
 		const found = this.credentials[type];
 		if (!found) throw new Error(`No credentials of type ${type} in this test`);
 		return found;
@@ -218,7 +244,9 @@ export function additionalDataFor(
 	executionId?: string,
 ): IWorkflowExecuteAdditionalData {
 	const data: Partial<IWorkflowExecuteAdditionalData> = {
-		credentialsHelper: new TestCredentialsHelper({ documentWorkflowApi: credentials as ICredentialDataDecryptedObject }),
+		credentialsHelper: new TestCredentialsHelper({
+			documentWorkflowApi: credentials as ICredentialDataDecryptedObject,
+		}),
 		hooks,
 		executionId,
 		currentNodeExecutionIndex: 0,
@@ -364,17 +392,32 @@ async function runActionNodeUnjournaled(options: RunNodeOptions): Promise<NodeRu
 	} catch (error) {
 		// n8n refuses to start a workflow with parameter issues (e.g. an empty required field).
 		pendingInputs.delete(key);
-		return { items: [], error: error as NodeRunResult['error'], run: undefined as unknown as IRun, executionId };
+		return {
+			items: [],
+			error: error as NodeRunResult['error'],
+			run: undefined as unknown as IRun,
+			executionId,
+		};
 	}
 	let timer: NodeJS.Timeout | undefined;
-	if (options.cancelAfterMs !== undefined) timer = setTimeout(() => running.cancel(), options.cancelAfterMs);
+	if (options.cancelAfterMs !== undefined)
+		timer = setTimeout(() => running.cancel(), options.cancelAfterMs);
 	try {
 		await running;
 	} catch {
 		// cancellation rejects here; the run data below still says what happened
 	}
 	if (timer) clearTimeout(timer);
-	const run = options.cancelAfterMs !== undefined ? await Promise.race([finished.promise, running.then(() => finished.promise, () => finished.promise)]) : await finished.promise;
+	const run =
+		options.cancelAfterMs !== undefined
+			? await Promise.race([
+					finished.promise,
+					running.then(
+						() => finished.promise,
+						() => finished.promise,
+					),
+				])
+			: await finished.promise;
 	pendingInputs.delete(key);
 
 	const taskData = run.data.resultData.runData[nodeName]?.[0];
@@ -470,14 +513,18 @@ async function pollTriggerUnjournaled(options: PollOptions): Promise<PollResult>
  * Runs the credential's test request the way n8n's credential tester does: a RoutingNode
  * request with the credential applied, then the credential's response-code rules.
  */
-export async function testCredential(credentials: DocumentWorkflowCredentials): Promise<INodeCredentialTestResult> {
+export async function testCredential(
+	credentials: DocumentWorkflowCredentials,
+): Promise<INodeCredentialTestResult> {
 	journalSecret(credentials.apiKey, 'testCredential credentials');
 	const result = await testCredentialUnjournaled(credentials);
 	journal('credentialTest', 'testCredential result', renderData(result));
 	return result;
 }
 
-async function testCredentialUnjournaled(credentials: DocumentWorkflowCredentials): Promise<INodeCredentialTestResult> {
+async function testCredentialUnjournaled(
+	credentials: DocumentWorkflowCredentials,
+): Promise<INodeCredentialTestResult> {
 	const credentialType = credentialTypes.documentWorkflowApi;
 	const testRequest = credentialType.test!;
 	const baseType = nodeTypes.getByNameAndVersion(INPUT_NODE_TYPE, 1);
@@ -486,7 +533,13 @@ async function testCredentialUnjournaled(credentials: DocumentWorkflowCredential
 			...baseType.description,
 			credentials: [{ name: 'documentWorkflowApi', required: true }],
 			properties: [
-				{ displayName: 'Temp', name: 'temp', type: 'string', routing: { request: testRequest.request }, default: '' },
+				{
+					displayName: 'Temp',
+					name: 'temp',
+					type: 'string',
+					routing: { request: testRequest.request },
+					default: '',
+				},
 			],
 		},
 	};
@@ -505,7 +558,12 @@ async function testCredentialUnjournaled(credentials: DocumentWorkflowCredential
 		getByNameAndVersion: () => probeType,
 		getKnownTypes: () => ({}),
 	};
-	const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes: probeTypes });
+	const workflow = new Workflow({
+		nodes: [node],
+		connections: {},
+		active: false,
+		nodeTypes: probeTypes,
+	});
 	const additionalData = additionalDataFor(credentials);
 	const context = new ExecuteContext(
 		workflow,
@@ -519,19 +577,29 @@ async function testCredentialUnjournaled(credentials: DocumentWorkflowCredential
 		{ node, data: {}, source: null },
 		[],
 	);
-	const decrypted: ICredentialsDecrypted = { id: '1', name: 'Document Workflow API', type: 'documentWorkflowApi', data: credentials as ICredentialDataDecryptedObject };
+	const decrypted: ICredentialsDecrypted = {
+		id: '1',
+		name: 'Document Workflow API',
+		type: 'documentWorkflowApi',
+		data: credentials as ICredentialDataDecryptedObject,
+	};
 	const routingNode = new RoutingNode(context, probeType, decrypted);
 	try {
 		await routingNode.runNode();
 	} catch (error) {
-		const cause = (error as { cause?: { response?: { status: number; statusText?: string }; code?: string } }).cause;
+		const cause = (
+			error as { cause?: { response?: { status: number; statusText?: string }; code?: string } }
+		).cause;
 		if (cause?.response) {
 			for (const rule of testRequest.rules ?? []) {
 				if (rule.type === 'responseCode' && rule.properties.value === cause.response.status) {
 					return { status: 'Error', message: rule.properties.message };
 				}
 			}
-			return { status: 'Error', message: cause.response.statusText || `Received HTTP status code: ${cause.response.status}` };
+			return {
+				status: 'Error',
+				message: cause.response.statusText || `Received HTTP status code: ${cause.response.status}`,
+			};
 		}
 		if (cause?.code) return { status: 'Error', message: cause.code };
 		return { status: 'Error', message: String((error as Error).message) };

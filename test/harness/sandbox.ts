@@ -11,7 +11,10 @@ import type { DocumentWorkflowCredentials, InputItem, NodeRunResult, RunNodeOpti
 export interface Env {
 	sandbox: Sandbox;
 	credentials: DocumentWorkflowCredentials;
-	run(parameters: RunNodeOptions['parameters'], options?: Omit<RunNodeOptions, 'parameters' | 'credentials'>): Promise<NodeRunResult>;
+	run(
+		parameters: RunNodeOptions['parameters'],
+		options?: Omit<RunNodeOptions, 'parameters' | 'credentials'>,
+	): Promise<NodeRunResult>;
 }
 
 export interface SandboxOptions {
@@ -26,7 +29,8 @@ export interface SandboxOptions {
 /** Starts a sandbox for the file's tests, resets it before each test and stops it after the file. */
 export function useSandbox(options: SandboxOptions = {}): Env {
 	// Loaded here, while the file is being collected: loading n8n.ts registers the file's key scan (an afterAll hook).
-	const harness = options.nodes === false ? undefined : (require('./n8n') as typeof import('./n8n'));
+	const harness =
+		options.nodes === false ? undefined : (require('./n8n') as typeof import('./n8n'));
 	const env = {} as Env;
 	env.run = async (parameters, runOptions = {}) => {
 		if (!harness) throw new Error('useSandbox({ nodes: false }) does not run nodes');
@@ -40,7 +44,11 @@ export function useSandbox(options: SandboxOptions = {}): Env {
 		await env.sandbox.control.reset();
 		// Each test is a new user of the API: a key of its own, so what an n8n process learns
 		// about a key's runs (the action node's watcher) does not carry from one test to the next.
-		if (harness) env.credentials = { baseUrl: env.sandbox.baseUrl, apiKey: (await env.sandbox.control.createKey({ name: 'test key' })).key };
+		if (harness)
+			env.credentials = {
+				baseUrl: env.sandbox.baseUrl,
+				apiKey: (await env.sandbox.control.createKey({ name: 'test key' })).key,
+			};
 	});
 	afterAll(async () => {
 		await env.sandbox?.stop();
@@ -55,7 +63,13 @@ export function pdf(text: string): Buffer {
 export function pdfItem(index: number, json: Record<string, unknown> = {}): InputItem {
 	return {
 		json: { index, ...json },
-		binary: { data: { data: pdf(`document ${index}`), fileName: `doc-${index}.pdf`, mimeType: 'application/pdf' } },
+		binary: {
+			data: {
+				data: pdf(`document ${index}`),
+				fileName: `doc-${index}.pdf`,
+				mimeType: 'application/pdf',
+			},
+		},
 	};
 }
 
@@ -70,7 +84,11 @@ export const FAST_WAIT = {
 	notFoundGraceSeconds: 1,
 };
 
-export function submitParams(workflowId: string, extra: Record<string, unknown> = {}, options: Record<string, unknown> = {}) {
+export function submitParams(
+	workflowId: string,
+	extra: Record<string, unknown> = {},
+	options: Record<string, unknown> = {},
+) {
 	return {
 		resource: 'workflow',
 		operation: 'trigger',
@@ -81,11 +99,22 @@ export function submitParams(workflowId: string, extra: Record<string, unknown> 
 	};
 }
 
-export function waitParams(workflowId: string, options: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
-	return submitParams(workflowId, { waitForCompletion: true, ...extra }, { ...FAST_WAIT, ...options });
+export function waitParams(
+	workflowId: string,
+	options: Record<string, unknown> = {},
+	extra: Record<string, unknown> = {},
+) {
+	return submitParams(
+		workflowId,
+		{ waitForCompletion: true, ...extra },
+		{ ...FAST_WAIT, ...options },
+	);
 }
 
-export async function requests(env: Env, filter: { origin?: 'api' | 'files'; method?: string; pathPrefix?: string } = {}): Promise<RequestLogEntry[]> {
+export async function requests(
+	env: Env,
+	filter: { origin?: 'api' | 'files'; method?: string; pathPrefix?: string } = {},
+): Promise<RequestLogEntry[]> {
 	return await env.sandbox.control.getRequests(filter);
 }
 
@@ -95,5 +124,7 @@ export function pathOf(entry: RequestLogEntry): string {
 
 /** Every output item must carry pairedItem pointing at its input. */
 export function expectPaired(result: NodeRunResult, expected: number[]): void {
-	expect(result.items.map((item) => (item.pairedItem as { item: number } | undefined)?.item)).toEqual(expected);
+	expect(
+		result.items.map((item) => (item.pairedItem as { item: number } | undefined)?.item),
+	).toEqual(expected);
 }

@@ -70,8 +70,13 @@ export class TriggerHost {
 
 	/** Number of ids the cursor remembers, and the size of the node's static data as JSON. */
 	memory(): { ids: number; bytes: number } {
-		const node = deepCopy(this.nodeState() ?? {}) as { eventCursor?: { seen?: Record<string, number> } };
-		return { ids: Object.keys(node.eventCursor?.seen ?? {}).length, bytes: JSON.stringify(node).length };
+		const node = deepCopy(this.nodeState() ?? {}) as {
+			eventCursor?: { seen?: Record<string, number> };
+		};
+		return {
+			ids: Object.keys(node.eventCursor?.seen ?? {}).length,
+			bytes: JSON.stringify(node).length,
+		};
 	}
 
 	/** Activation: one poll, after which n8n saves the static data whatever the poll returned. */
@@ -95,7 +100,8 @@ export class TriggerHost {
 				nodeName: this.nodeName,
 			});
 			if (items && items.length > 0 && (options.mode ?? 'trigger') === 'trigger') {
-				for (const item of items) this.delivered.push(deepCopy(item.json) as unknown as EmittedEvent);
+				for (const item of items)
+					this.delivered.push(deepCopy(item.json) as unknown as EmittedEvent);
 				this.saved = deepCopy(this.live);
 			}
 			return { items };
@@ -131,7 +137,10 @@ export class TriggerHost {
 }
 
 /** Ids delivered more than once, and ids expected but never delivered. */
-export function compareDelivered(delivered: EmittedEvent[], expected: Array<{ id: string }>): { duplicates: string[]; lost: string[]; unexpected: string[] } {
+export function compareDelivered(
+	delivered: EmittedEvent[],
+	expected: Array<{ id: string }>,
+): { duplicates: string[]; lost: string[]; unexpected: string[] } {
 	const counts = new Map<string, number>();
 	for (const event of delivered) counts.set(event.id, (counts.get(event.id) ?? 0) + 1);
 	const duplicates = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
@@ -156,24 +165,44 @@ export function queryOf(entry: RequestLogEntry): URLSearchParams {
 }
 
 /** `count` events spread evenly over [fromMs, toMs], in bulk. */
-export function spreadEvents(count: number, fromMs: number, toMs: number, make: (index: number) => Partial<EventInput> = () => ({})): EventInput[] {
+export function spreadEvents(
+	count: number,
+	fromMs: number,
+	toMs: number,
+	make: (index: number) => Partial<EventInput> = () => ({}),
+): EventInput[] {
 	const events: EventInput[] = [];
 	for (let index = 0; index < count; index++) {
 		const at = count === 1 ? toMs : fromMs + Math.floor(((toMs - fromMs) * index) / (count - 1));
-		events.push({ type: 'run.completed', createdOn: new Date(at).toISOString(), data: { n: index }, ...make(index) });
+		events.push({
+			type: 'run.completed',
+			createdOn: new Date(at).toISOString(),
+			data: { n: index },
+			...make(index),
+		});
 	}
 	return events;
 }
 
 /** A burst: `count` events created evenly within `spanMs` from `fromMs`; `lateShare` of them committed up to `maxLateMs` late. */
-export function burstEvents(count: number, fromMs: number, spanMs: number, options: { seed?: number; lateShare?: number; maxLateMs?: number } = {}): EventInput[] {
+export function burstEvents(
+	count: number,
+	fromMs: number,
+	spanMs: number,
+	options: { seed?: number; lateShare?: number; maxLateMs?: number } = {},
+): EventInput[] {
 	const rand = seeded(options.seed ?? 1);
 	const lateShare = options.lateShare ?? 0;
 	const maxLateMs = options.maxLateMs ?? 0;
 	const events: EventInput[] = [];
 	for (let n = 0; n < count; n++) {
 		const createdOn = new Date(fromMs + Math.floor((n * spanMs) / count)).toISOString();
-		events.push({ type: 'run.completed', createdOn, commitDelayMs: rand() < lateShare ? Math.floor(rand() * maxLateMs) : 0, data: { n } });
+		events.push({
+			type: 'run.completed',
+			createdOn,
+			commitDelayMs: rand() < lateShare ? Math.floor(rand() * maxLateMs) : 0,
+			data: { n },
+		});
 	}
 	return events;
 }

@@ -7,7 +7,13 @@
  * here, with its items and time) when `workflowData` is returned.
  */
 import { WebhookContext } from 'n8n-core';
-import type { IDataObject, INode, INodeExecutionData, IWebhookData, WorkflowExecuteMode } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INode,
+	INodeExecutionData,
+	IWebhookData,
+	WorkflowExecuteMode,
+} from 'n8n-workflow';
 import { Workflow } from 'n8n-workflow';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -136,13 +142,29 @@ export class WebhookHost {
 			httpMethod: 'POST',
 			node: this.node.name,
 			path: 'webhook',
-			webhookDescription: { name: 'default', httpMethod: 'POST', path: 'webhook', responseMode: 'onReceived' },
+			webhookDescription: {
+				name: 'default',
+				httpMethod: 'POST',
+				path: 'webhook',
+				responseMode: 'onReceived',
+			},
 			workflowId: this.workflow.id,
 			workflowExecuteAdditionalData: additionalData,
 			webhookId: this.node.webhookId,
 		};
-		const context = new WebhookContext(this.workflow, this.node, additionalData, this.options.mode ?? 'webhook', webhookData, [], null);
-		const nodeType = nodeTypes.getByNameAndVersion(WEBHOOK_TRIGGER_NODE_TYPE, this.node.typeVersion);
+		const context = new WebhookContext(
+			this.workflow,
+			this.node,
+			additionalData,
+			this.options.mode ?? 'webhook',
+			webhookData,
+			[],
+			null,
+		);
+		const nodeType = nodeTypes.getByNameAndVersion(
+			WEBHOOK_TRIGGER_NODE_TYPE,
+			this.node.typeVersion,
+		);
 		try {
 			const result = await nodeType.webhook!.call(context);
 			// What n8n's executeWebhook does with the result.

@@ -28,7 +28,13 @@ const CLEAR_ERRORS = [
 describe('a batch of 300 submissions under faults', () => {
 	test('ends with exactly 300 documents, each item a success or a clear error', async () => {
 		const wf = env.sandbox.defaultWorkflowId;
-		await env.sandbox.control.updateWorkflow(wf, { script: [{ status: 'queued', ms: 50 }, { status: 'running', ms: 300 }, { status: 'completed' }] });
+		await env.sandbox.control.updateWorkflow(wf, {
+			script: [
+				{ status: 'queued', ms: 50 },
+				{ status: 'running', ms: 300 },
+				{ status: 'completed' },
+			],
+		});
 		await env.sandbox.control.setFaults([
 			{ origin: 'api', kind: 'latency', ms: 150, probability: 0.1, seed: 11 },
 			{ origin: 'api', kind: 'status5xx', status: 503, probability: 0.05, seed: 12 },
@@ -42,7 +48,12 @@ describe('a batch of 300 submissions under faults', () => {
 			parameters: submitParams(
 				wf,
 				{ reference: '={{ "item-" + $json.index }}', waitForCompletion: true },
-				{ initialPollIntervalSeconds: 0.3, maxPollIntervalSeconds: 1, maxWaitMinutes: 1.5, concurrency: 20 },
+				{
+					initialPollIntervalSeconds: 0.3,
+					maxPollIntervalSeconds: 1,
+					maxWaitMinutes: 1.5,
+					concurrency: 20,
+				},
 			),
 			items: pdfItems(300),
 			continueOnFail: true,
@@ -54,7 +65,9 @@ describe('a batch of 300 submissions under faults', () => {
 
 		expect(result.error).toBeUndefined();
 		expect(result.items).toHaveLength(300);
-		expect(result.items.map((item) => (item.pairedItem as { item: number }).item)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+		expect(result.items.map((item) => (item.pairedItem as { item: number }).item)).toEqual(
+			Array.from({ length: 300 }, (_, i) => i),
+		);
 
 		// The sandbox holds exactly one document per item: none lost, none twice.
 		const documents = await env.sandbox.control.listDocuments({ workflowId: wf });
@@ -66,12 +79,18 @@ describe('a batch of 300 submissions under faults', () => {
 		const successes = result.items.filter((item) => item.json.error === undefined);
 		const failures = result.items.filter((item) => item.json.error !== undefined);
 		for (const item of successes) {
-			expect(item.json).toMatchObject({ status: 'completed', waitOutcome: 'completed', reference: `item-${(item.pairedItem as { item: number }).item}` });
+			expect(item.json).toMatchObject({
+				status: 'completed',
+				waitOutcome: 'completed',
+				reference: `item-${(item.pairedItem as { item: number }).item}`,
+			});
 		}
 		expect(new Set(successes.map((item) => item.json.documentId)).size).toBe(successes.length);
 		for (const item of failures) {
 			const message = String(item.json.error);
-			expect(CLEAR_ERRORS.some((pattern) => pattern.test(message)) ? message : `unclear: ${message}`).toBe(message);
+			expect(
+				CLEAR_ERRORS.some((pattern) => pattern.test(message)) ? message : `unclear: ${message}`,
+			).toBe(message);
 			expect(String(item.json.description ?? '')).not.toBe('');
 		}
 		// The faults really fired, and most items still succeeded.
@@ -80,7 +99,12 @@ describe('a batch of 300 submissions under faults', () => {
 		expect(hits.drop).toBeGreaterThan(5);
 		expect(hits.status5xx503).toBeGreaterThan(10);
 		expect(successes.length).toBeGreaterThan(280);
-		console.log('fault batch', { elapsedMs: elapsed, successes: successes.length, failures: failures.map((f) => f.json.error), hits });
+		console.log('fault batch', {
+			elapsedMs: elapsed,
+			successes: successes.length,
+			failures: failures.map((f) => f.json.error),
+			hits,
+		});
 	}, 120_000);
 });
 
@@ -101,18 +125,23 @@ describe('the trigger under faults', () => {
 			const now = (await env.sandbox.control.getClock()).nowMs;
 			// Poll 12 brings a burst of 3,000 events; it and the next polls have a budget too small to read it at once.
 			const burst = poll === 12;
-			const batch: EventInput[] = Array.from({ length: burst ? 3000 : 100 + Math.floor(rand() * 150) }, (_, i) => ({
-				type: 'run.completed',
-				createdOn: new Date(now + Math.floor(rand() * MINUTE)).toISOString(),
-				commitDelayMs: rand() < 0.2 ? Math.floor(rand() * 4 * MINUTE) : 0,
-				data: { n: created + i },
-			}));
+			const batch: EventInput[] = Array.from(
+				{ length: burst ? 3000 : 100 + Math.floor(rand() * 150) },
+				(_, i) => ({
+					type: 'run.completed',
+					createdOn: new Date(now + Math.floor(rand() * MINUTE)).toISOString(),
+					commitDelayMs: rand() < 0.2 ? Math.floor(rand() * 4 * MINUTE) : 0,
+					data: { n: created + i },
+				}),
+			);
 			await env.sandbox.control.createEvents(batch);
 			created += batch.length;
 			await env.sandbox.control.advanceClock(MINUTE);
 			if (rand() < 0.1) host.restart();
 			const small = poll >= 12 && poll < 16;
-			const result = await host.poll({ pollBudgetMs: small ? 400 : rand() < 0.5 ? undefined : 30_000 });
+			const result = await host.poll({
+				pollBudgetMs: small ? 400 : rand() < 0.5 ? undefined : 30_000,
+			});
 			if (burst) burstPollItems = result.items?.length ?? 0;
 		}
 		await env.sandbox.control.clearFaults();
@@ -122,7 +151,11 @@ describe('the trigger under faults', () => {
 		}
 		const expected = (await env.sandbox.control.listEvents()) as Array<{ id: string }>;
 		const check = compareDelivered(host.delivered, expected);
-		expect({ duplicates: check.duplicates.length, lost: check.lost.length, unexpected: check.unexpected.length }).toEqual({ duplicates: 0, lost: 0, unexpected: 0 });
+		expect({
+			duplicates: check.duplicates.length,
+			lost: check.lost.length,
+			unexpected: check.unexpected.length,
+		}).toEqual({ duplicates: 0, lost: 0, unexpected: 0 });
 		expect(host.delivered).toHaveLength(created);
 		const events = await env.sandbox.control.getRequests({ pathPrefix: '/events' });
 		expect(events.filter((e) => e.fault === 'dropAfterProcess').length).toBeGreaterThan(0);
@@ -134,44 +167,90 @@ describe('the trigger under faults', () => {
 
 describe('nothing hangs', () => {
 	const waitParams = (options: IDataObject) =>
-		submitParams(env.sandbox.defaultWorkflowId, { waitForCompletion: true }, { initialPollIntervalSeconds: 0.2, maxPollIntervalSeconds: 0.5, ...options });
+		submitParams(
+			env.sandbox.defaultWorkflowId,
+			{ waitForCompletion: true },
+			{ initialPollIntervalSeconds: 0.2, maxPollIntervalSeconds: 0.5, ...options },
+		);
 
 	test('runs that never finish, under faults: every item ends at its limit', async () => {
-		await env.sandbox.control.updateWorkflow(env.sandbox.defaultWorkflowId, { script: [{ status: 'running' }] });
+		await env.sandbox.control.updateWorkflow(env.sandbox.defaultWorkflowId, {
+			script: [{ status: 'running' }],
+		});
 		await env.sandbox.control.setFaults([
 			{ pathPrefix: '/runs/', kind: 'latency', ms: 300, probability: 0.3, seed: 31 },
 			{ pathPrefix: '/runs/', kind: 'status5xx', probability: 0.1, seed: 32 },
 			{ pathPrefix: '/runs/', kind: 'drop', probability: 0.1, seed: 33 },
 		]);
 		const started = Date.now();
-		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 0.05, onTimeLimit: 'item' }), items: pdfItems(30), credentials: env.credentials, continueOnFail: true });
+		const result = await runActionNode({
+			parameters: waitParams({ maxWaitMinutes: 0.05, onTimeLimit: 'item' }),
+			items: pdfItems(30),
+			credentials: env.credentials,
+			continueOnFail: true,
+		});
 		const elapsed = Date.now() - started;
 		expect(result.items).toHaveLength(30);
 		for (const item of result.items) {
-			if (item.json.error === undefined) expect(item.json).toMatchObject({ waitOutcome: 'timeLimit', status: 'running', finished: false });
+			if (item.json.error === undefined)
+				expect(item.json).toMatchObject({
+					waitOutcome: 'timeLimit',
+					status: 'running',
+					finished: false,
+				});
 			else expect(String(item.json.error)).toMatch(/server error|Could not reach|time to retry/);
 		}
-		expect(result.items.filter((item) => item.json.waitOutcome === 'timeLimit').length).toBeGreaterThan(20);
+		expect(
+			result.items.filter((item) => item.json.waitOutcome === 'timeLimit').length,
+		).toBeGreaterThan(20);
 		// 3 s limit; a check that is being retried may finish its retries (bounded backoff).
 		expect(elapsed).toBeLessThan(3_000 + 15_000);
 	}, 60_000);
 
 	test('a status check that stalls is cut off near the limit instead of holding the wait for minutes', async () => {
-		await env.sandbox.control.updateWorkflow(env.sandbox.defaultWorkflowId, { script: [{ status: 'running' }] });
-		await env.sandbox.control.addFault({ method: 'GET', pathPrefix: '/runs/', kind: 'latency', ms: 120_000, count: 1 });
+		await env.sandbox.control.updateWorkflow(env.sandbox.defaultWorkflowId, {
+			script: [{ status: 'running' }],
+		});
+		await env.sandbox.control.addFault({
+			method: 'GET',
+			pathPrefix: '/runs/',
+			kind: 'latency',
+			ms: 120_000,
+			count: 1,
+		});
 		const started = Date.now();
-		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 0.05 }), items: pdfItems(1), credentials: env.credentials });
+		const result = await runActionNode({
+			parameters: waitParams({ maxWaitMinutes: 0.05 }),
+			items: pdfItems(1),
+			credentials: env.credentials,
+		});
 		const elapsed = Date.now() - started;
-		expect(result.error?.message).toMatch(/^Run [0-9a-f-]{36} was still "running" when the time limit of 3 s was reached\.$/);
+		expect(result.error?.message).toMatch(
+			/^Run [0-9a-f-]{36} was still "running" when the time limit of 3 s was reached\.$/,
+		);
 		expect(elapsed).toBeLessThan(15_000);
 	}, 60_000);
 
 	test('every Retry-After is bounded by the wait: a long one ends the wait with a clear error at once', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 60_000 }, { status: 'completed' }]);
-		await env.sandbox.control.addFault({ method: 'GET', pathPrefix: '/runs/', kind: 'rate429', retryAfter: 600 });
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'running', ms: 60_000 },
+			{ status: 'completed' },
+		]);
+		await env.sandbox.control.addFault({
+			method: 'GET',
+			pathPrefix: '/runs/',
+			kind: 'rate429',
+			retryAfter: 600,
+		});
 		const started = Date.now();
-		const result = await runActionNode({ parameters: waitParams({ maxWaitMinutes: 1 }), items: pdfItems(1), credentials: env.credentials });
-		expect(result.error?.message).toBe('The API rate limit was exceeded (429), and the wait it asks for is too long');
+		const result = await runActionNode({
+			parameters: waitParams({ maxWaitMinutes: 1 }),
+			items: pdfItems(1),
+			credentials: env.credentials,
+		});
+		expect(result.error?.message).toBe(
+			'The API rate limit was exceeded (429), and the wait it asks for is too long',
+		);
 		expect(Date.now() - started).toBeLessThan(5_000);
 	}, 30_000);
 });

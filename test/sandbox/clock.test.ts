@@ -18,7 +18,9 @@ describe('the sandbox clock on the wire', () => {
 	});
 
 	test('eventPageLatencyMs is a setting of the control API, back to 0 after a reset', async () => {
-		expect((await env.sandbox.control.setSettings({ eventPageLatencyMs: 25 })).eventPageLatencyMs).toBe(25);
+		expect(
+			(await env.sandbox.control.setSettings({ eventPageLatencyMs: 25 })).eventPageLatencyMs,
+		).toBe(25);
 		expect((await get(env.sandbox, '/events')).status).toBe(200);
 		await env.sandbox.control.reset();
 		expect((await env.sandbox.control.setSettings({})).eventPageLatencyMs).toBe(0);
@@ -28,17 +30,36 @@ describe('the sandbox clock on the wire', () => {
 		const { nowMs } = await env.sandbox.control.getClock();
 		// 3 events, the oldest 1 s inside the window, the others a day younger.
 		await env.sandbox.control.createEvents([
-			{ type: 'run.completed', createdOn: new Date(nowMs - 7 * DAY + 60_000).toISOString(), data: { n: 0 } },
+			{
+				type: 'run.completed',
+				createdOn: new Date(nowMs - 7 * DAY + 60_000).toISOString(),
+				data: { n: 0 },
+			},
 			{ type: 'run.completed', createdOn: new Date(nowMs - DAY).toISOString(), data: { n: 1 } },
-			{ type: 'run.completed', createdOn: new Date(nowMs - DAY + 1000).toISOString(), data: { n: 2 } },
+			{
+				type: 'run.completed',
+				createdOn: new Date(nowMs - DAY + 1000).toISOString(),
+				data: { n: 2 },
+			},
 		]);
-		expect((await env.sandbox.control.setSettings({ eventPageClockAdvanceMs: 120_000 })).eventPageClockAdvanceMs).toBe(120_000);
-		const first = (await get<{ count: number; data: Array<{ data: { n: number } }> }>(env.sandbox, '/events', { query: { pageSize: 1 } })).body;
+		expect(
+			(await env.sandbox.control.setSettings({ eventPageClockAdvanceMs: 120_000 }))
+				.eventPageClockAdvanceMs,
+		).toBe(120_000);
+		const first = (
+			await get<{ count: number; data: Array<{ data: { n: number } }> }>(env.sandbox, '/events', {
+				query: { pageSize: 1 },
+			})
+		).body;
 		expect(first.count).toBe(3);
 		expect(first.data[0].data.n).toBe(0);
 		// The page moved the clock 2 minutes on: the oldest event has left the window.
 		expect((await env.sandbox.control.getClock()).nowMs).toBeGreaterThanOrEqual(nowMs + 120_000);
-		const second = (await get<{ count: number; data: Array<{ data: { n: number } }> }>(env.sandbox, '/events', { query: { pageSize: 1 } })).body;
+		const second = (
+			await get<{ count: number; data: Array<{ data: { n: number } }> }>(env.sandbox, '/events', {
+				query: { pageSize: 1 },
+			})
+		).body;
 		expect(second.count).toBe(2);
 		expect(second.data[0].data.n).toBe(1);
 		await env.sandbox.control.reset();

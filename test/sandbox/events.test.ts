@@ -14,9 +14,14 @@ async function events(query: Record<string, string | number | undefined> = {}, k
 
 describe('List events', () => {
 	test('Events: documents, runs and reviews generate events with ids in data', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'review' }, { status: 'completed' }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'review' },
+			{ status: 'completed' },
+		]);
 		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'failed' }]);
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'cancelled' }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'cancelled' },
+		]);
 		const a = await triggerOk(env.sandbox);
 		const b = await triggerOk(env.sandbox);
 		const c = await triggerOk(env.sandbox);
@@ -24,23 +29,51 @@ describe('List events', () => {
 		await env.sandbox.control.decideReviewTask(task!.id, 'approved');
 		const r = await events({ pageSize: 100 });
 		expect(r.status).toBe(200);
-		const list = r.body.data as Array<{ id: string; type: string; createdOn: string; environment: string; data: Record<string, unknown> }>;
+		const list = r.body.data as Array<{
+			id: string;
+			type: string;
+			createdOn: string;
+			environment: string;
+			data: Record<string, unknown>;
+		}>;
 		const types = list.map((e) => e.type);
 		expect(types.filter((t) => t === 'document.received')).toHaveLength(3);
-		expect(types).toEqual(expect.arrayContaining(['review.created', 'review.completed', 'run.completed', 'run.failed', 'run.cancelled']));
+		expect(types).toEqual(
+			expect.arrayContaining([
+				'review.created',
+				'review.completed',
+				'run.completed',
+				'run.failed',
+				'run.cancelled',
+			]),
+		);
 		for (const e of list) {
 			expect(Object.keys(e).sort()).toEqual(['createdOn', 'data', 'environment', 'id', 'type']);
 			expect(e.id).toMatch(UUID_RE);
 			expect(e.environment).toBe('prod');
 		}
-		expect(list.find((e) => e.type === 'run.failed')!.data).toEqual(expect.objectContaining({ runId: b.runId, documentId: b.documentId, workflowId: env.sandbox.defaultWorkflowId }));
-		expect(list.find((e) => e.type === 'run.cancelled')!.data).toEqual(expect.objectContaining({ runId: c.runId }));
-		expect(list.find((e) => e.type === 'review.completed')!.data).toEqual(expect.objectContaining({ reviewTaskId: task!.id, runId: a.runId, decision: 'approved' }));
-		expect(list.find((e) => e.type === 'document.received' && e.data.documentId === a.documentId)).toBeDefined();
+		expect(list.find((e) => e.type === 'run.failed')!.data).toEqual(
+			expect.objectContaining({
+				runId: b.runId,
+				documentId: b.documentId,
+				workflowId: env.sandbox.defaultWorkflowId,
+			}),
+		);
+		expect(list.find((e) => e.type === 'run.cancelled')!.data).toEqual(
+			expect.objectContaining({ runId: c.runId }),
+		);
+		expect(list.find((e) => e.type === 'review.completed')!.data).toEqual(
+			expect.objectContaining({ reviewTaskId: task!.id, runId: a.runId, decision: 'approved' }),
+		);
+		expect(
+			list.find((e) => e.type === 'document.received' && e.data.documentId === a.documentId),
+		).toBeDefined();
 	});
 
 	test('Event rule 1: oldest first by id; the paged envelope with count and pages; default pageSize 20', async () => {
-		await env.sandbox.control.createEvents(Array.from({ length: 45 }, (_, i) => ({ type: 'document.received', data: { i } })));
+		await env.sandbox.control.createEvents(
+			Array.from({ length: 45 }, (_, i) => ({ type: 'document.received', data: { i } })),
+		);
 		const p1 = await events();
 		expect(p1.body.count).toBe(45);
 		expect(p1.body.pages).toBe(3);
@@ -50,7 +83,9 @@ describe('List events', () => {
 		const all = [...p1.body.data, ...(await events({ page: 2 })).body.data, ...p3.body.data];
 		const ids = all.map((e: { id: string }) => e.id);
 		expect([...ids].sort()).toEqual(ids);
-		expect(all.map((e: { data: { i: number } }) => e.data.i)).toEqual(Array.from({ length: 45 }, (_, i) => i));
+		expect(all.map((e: { data: { i: number } }) => e.data.i)).toEqual(
+			Array.from({ length: 45 }, (_, i) => i),
+		);
 	});
 
 	test('Event: ids reflect creation time (time-ordered UUIDs)', async () => {
@@ -67,13 +102,26 @@ describe('List events', () => {
 	test('Event rule 1: only events of the last 7 days are returned', async () => {
 		const clock = await env.sandbox.control.getClock();
 		await env.sandbox.control.createEvents([
-			{ type: 'run.completed', createdOn: new Date(clock.nowMs - 8 * DAY).toISOString(), data: { n: 'old' } },
-			{ type: 'run.completed', createdOn: new Date(clock.nowMs - 6 * DAY).toISOString(), data: { n: 'six' } },
+			{
+				type: 'run.completed',
+				createdOn: new Date(clock.nowMs - 8 * DAY).toISOString(),
+				data: { n: 'old' },
+			},
+			{
+				type: 'run.completed',
+				createdOn: new Date(clock.nowMs - 6 * DAY).toISOString(),
+				data: { n: 'six' },
+			},
 			{ type: 'run.completed', data: { n: 'now' } },
 		]);
-		expect((await events()).body.data.map((e: { data: { n: string } }) => e.data.n)).toEqual(['six', 'now']);
+		expect((await events()).body.data.map((e: { data: { n: string } }) => e.data.n)).toEqual([
+			'six',
+			'now',
+		]);
 		await env.sandbox.control.advanceClock(1.5 * DAY);
-		expect((await events()).body.data.map((e: { data: { n: string } }) => e.data.n)).toEqual(['now']);
+		expect((await events()).body.data.map((e: { data: { n: string } }) => e.data.n)).toEqual([
+			'now',
+		]);
 	});
 
 	test("Event rule 1: only events in the key's environment are returned", async () => {
@@ -99,15 +147,30 @@ describe('List events', () => {
 		await env.sandbox.control.createEvents([{ type: 'run.completed' }]);
 		expect((await events({}, k.key)).body.count).toBe(0);
 		await env.sandbox.control.createEvents([{ type: 'run.failed' }], { orgId: org.id });
-		expect((await events({}, k.key)).body.data.map((e: { type: string }) => e.type)).toEqual(['run.failed']);
+		expect((await events({}, k.key)).body.data.map((e: { type: string }) => e.type)).toEqual([
+			'run.failed',
+		]);
 	});
 
 	test('Event rule 3: an event can appear later with a lower id than one already read; after + page 1 + de-dup finds it', async () => {
 		const clock = await env.sandbox.control.getClock();
 		await env.sandbox.control.createEvents([
-			{ type: 'run.completed', createdOn: new Date(clock.nowMs - 30_000).toISOString(), data: { n: 'early' } },
-			{ type: 'run.completed', createdOn: new Date(clock.nowMs - 20_000).toISOString(), commitDelayMs: 90_000, data: { n: 'late' } },
-			{ type: 'run.completed', createdOn: new Date(clock.nowMs - 10_000).toISOString(), data: { n: 'newest' } },
+			{
+				type: 'run.completed',
+				createdOn: new Date(clock.nowMs - 30_000).toISOString(),
+				data: { n: 'early' },
+			},
+			{
+				type: 'run.completed',
+				createdOn: new Date(clock.nowMs - 20_000).toISOString(),
+				commitDelayMs: 90_000,
+				data: { n: 'late' },
+			},
+			{
+				type: 'run.completed',
+				createdOn: new Date(clock.nowMs - 10_000).toISOString(),
+				data: { n: 'newest' },
+			},
 		]);
 		const first = (await events()).body.data;
 		expect(first.map((e: { data: { n: string } }) => e.data.n)).toEqual(['early', 'newest']);
@@ -129,7 +192,10 @@ describe('List events', () => {
 	});
 
 	test('Event rule 2: subscription test pings are never listed', async () => {
-		await env.sandbox.control.createEvents([{ type: TEST_PING_EVENT_TYPE, data: { test: true } }, { type: 'run.completed' }]);
+		await env.sandbox.control.createEvents([
+			{ type: TEST_PING_EVENT_TYPE, data: { test: true } },
+			{ type: 'run.completed' },
+		]);
 		const r = await events();
 		expect(r.body.count).toBe(1);
 		expect(r.body.data[0].type).toBe('run.completed');
@@ -137,11 +203,16 @@ describe('List events', () => {
 
 	test('Versioning rule 2: an event of a type unknown to the client is listed as is', async () => {
 		await env.sandbox.control.createEvents([{ type: 'document.archived', data: { x: 1 } }]);
-		expect((await events()).body.data.map((e: { type: string }) => e.type)).toEqual(['document.archived']);
+		expect((await events()).body.data.map((e: { type: string }) => e.type)).toEqual([
+			'document.archived',
+		]);
 	});
 
 	test('List events: after returns only events whose id is greater', async () => {
-		const res = await env.sandbox.control.createEvents(Array.from({ length: 10 }, (_, i) => ({ type: 'run.completed', data: { i } })), { returnIds: true });
+		const res = await env.sandbox.control.createEvents(
+			Array.from({ length: 10 }, (_, i) => ({ type: 'run.completed', data: { i } })),
+			{ returnIds: true },
+		);
 		const r = await events({ after: res.ids![6] });
 		expect(r.body.data.map((e: { data: { i: number } }) => e.data.i)).toEqual([7, 8, 9]);
 		expect(r.body.count).toBe(3);
@@ -149,7 +220,12 @@ describe('List events', () => {
 	});
 
 	test('List events: type filters one event type', async () => {
-		await env.sandbox.control.createEvents([{ type: 'run.completed' }, { type: 'run.failed' }, { type: 'run.completed' }, { type: 'review.created' }]);
+		await env.sandbox.control.createEvents([
+			{ type: 'run.completed' },
+			{ type: 'run.failed' },
+			{ type: 'run.completed' },
+			{ type: 'review.created' },
+		]);
 		const r = await events({ type: 'run.completed' });
 		expect(r.body.count).toBe(2);
 		expect(r.body.data.every((e: { type: string }) => e.type === 'run.completed')).toBe(true);
@@ -162,10 +238,13 @@ describe('List events', () => {
 		['pageSize 101', { pageSize: 101 }],
 		['unknown type', { type: 'run.exploded' }],
 		['after not an id', { after: 'yesterday' }],
-	] as Array<[string, Record<string, string | number>]>)('List events: 400 for %s', async (_l, query) => {
-		await env.sandbox.control.createEvents([{ type: 'run.completed' }]);
-		expectProblem(await events(query), 400);
-	});
+	] as Array<[string, Record<string, string | number>]>)(
+		'List events: 400 for %s',
+		async (_l, query) => {
+			await env.sandbox.control.createEvents([{ type: 'run.completed' }]);
+			expectProblem(await events(query), 400);
+		},
+	);
 
 	test('List events: fast with 50,000 events (bulk creation and paging with after)', async () => {
 		const clock = await env.sandbox.control.getClock();

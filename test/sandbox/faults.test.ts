@@ -9,11 +9,19 @@ const env = useSandbox({ nodes: false });
 
 describe('Fault injection', () => {
 	test('Errors: 500/502/503 faults answer problem+json with a correlation id, for the next N matching requests only', async () => {
-		await env.sandbox.control.addFault({ kind: 'status5xx', status: 502, method: 'GET', pathPrefix: '/workflows/', count: 2 });
+		await env.sandbox.control.addFault({
+			kind: 'status5xx',
+			status: 502,
+			method: 'GET',
+			pathPrefix: '/workflows/',
+			count: 2,
+		});
 		expectProblem(await get(env.sandbox, `/workflows/${env.sandbox.defaultWorkflowId}`), 502);
 		expect((await get(env.sandbox, '/events')).status).toBe(200); // not matching
 		expectProblem(await get(env.sandbox, `/workflows/${env.sandbox.defaultWorkflowId}`), 502);
-		expect((await get(env.sandbox, `/workflows/${env.sandbox.defaultWorkflowId}`)).status).toBe(200);
+		expect((await get(env.sandbox, `/workflows/${env.sandbox.defaultWorkflowId}`)).status).toBe(
+			200,
+		);
 		const [f] = await env.sandbox.control.listFaults();
 		expect(f!.hits).toBe(2);
 		expect(f!.remaining).toBe(0);
@@ -28,19 +36,43 @@ describe('Fault injection', () => {
 		await expect(trigger(env.sandbox, env.sandbox.defaultWorkflowId)).rejects.toThrow();
 		expect(await env.sandbox.control.countDocuments()).toBe(0);
 		const [entry] = await env.sandbox.control.getRequests({ method: 'POST' });
-		expect(entry).toEqual(expect.objectContaining({ dropped: true, status: null, processedStatus: null, fault: 'drop' }));
+		expect(entry).toEqual(
+			expect.objectContaining({
+				dropped: true,
+				status: null,
+				processedStatus: null,
+				fault: 'drop',
+			}),
+		);
 		expect((await trigger(env.sandbox, env.sandbox.defaultWorkflowId)).status).toBe(202);
 	});
 
 	test('Fault dropAfterProcess: the request is processed (exactly one document), then the socket is destroyed', async () => {
 		const key = randomUUID();
-		await env.sandbox.control.addFault({ kind: 'dropAfterProcess', method: 'POST', pathPrefix: '/workflows/', count: 1 });
-		await expect(trigger(env.sandbox, env.sandbox.defaultWorkflowId, { idempotencyKey: key })).rejects.toThrow();
+		await env.sandbox.control.addFault({
+			kind: 'dropAfterProcess',
+			method: 'POST',
+			pathPrefix: '/workflows/',
+			count: 1,
+		});
+		await expect(
+			trigger(env.sandbox, env.sandbox.defaultWorkflowId, { idempotencyKey: key }),
+		).rejects.toThrow();
 		expect(await env.sandbox.control.countDocuments()).toBe(1);
 		const [entry] = await env.sandbox.control.getRequests({ method: 'POST' });
-		expect(entry).toEqual(expect.objectContaining({ dropped: true, status: null, processedStatus: 202, fault: 'dropAfterProcess' }));
+		expect(entry).toEqual(
+			expect.objectContaining({
+				dropped: true,
+				status: null,
+				processedStatus: 202,
+				fault: 'dropAfterProcess',
+			}),
+		);
 		// A retry with the same key is refused: the first request completed.
-		expectProblem(await trigger(env.sandbox, env.sandbox.defaultWorkflowId, { idempotencyKey: key }), 409);
+		expectProblem(
+			await trigger(env.sandbox, env.sandbox.defaultWorkflowId, { idempotencyKey: key }),
+			409,
+		);
 		expect(await env.sandbox.control.countDocuments()).toBe(1);
 	});
 
@@ -53,7 +85,10 @@ describe('Fault injection', () => {
 	});
 
 	test('Fault rate429: 429 with Retry-After seconds, or an HTTP date', async () => {
-		await env.sandbox.control.setFaults([{ kind: 'rate429', retryAfter: 7, count: 1 }, { kind: 'rate429', retryAfter: 3, retryAfterAsDate: true, count: 1 }]);
+		await env.sandbox.control.setFaults([
+			{ kind: 'rate429', retryAfter: 7, count: 1 },
+			{ kind: 'rate429', retryAfter: 3, retryAfterAsDate: true, count: 1 },
+		]);
 		const a = await get(env.sandbox, '/events');
 		expectProblem(a, 429);
 		expect(a.headers.get('retry-after')).toBe('7');
@@ -79,7 +114,12 @@ describe('Fault injection', () => {
 
 	test('Fault origin: a rule can target the file-link origin only', async () => {
 		const t = await triggerOk(env.sandbox);
-		await env.sandbox.control.addFault({ kind: 'status5xx', status: 503, origin: 'files', count: 1 });
+		await env.sandbox.control.addFault({
+			kind: 'status5xx',
+			status: 503,
+			origin: 'files',
+			count: 1,
+		});
 		const link = (await get(env.sandbox, `/documents/${t.documentId}/original`)).body;
 		expect(link.url).toBeDefined();
 		const r1 = await fetch(link.url);
@@ -94,7 +134,10 @@ describe('Fault injection', () => {
 describe('Request log', () => {
 	test('Request log: method, path with query, lower-cased headers, origin, status and time of every request to both origins', async () => {
 		const t = await triggerOk(env.sandbox);
-		await get(env.sandbox, '/review-tasks', { query: { page: 1, pageSize: 5 }, headers: { 'X-Custom-Thing': 'yes' } });
+		await get(env.sandbox, '/review-tasks', {
+			query: { page: 1, pageSize: 5 },
+			headers: { 'X-Custom-Thing': 'yes' },
+		});
 		const link = (await get(env.sandbox, `/documents/${t.documentId}/original`)).body;
 		await (await fetch(link.url)).arrayBuffer();
 		await get(env.sandbox, '/events', { key: null });
@@ -125,7 +168,12 @@ describe('Control API', () => {
 		const other = new SandboxControl(env.sandbox.controlUrl);
 		const info = await other.info();
 		expect(info).toEqual(
-			expect.objectContaining({ baseUrl: env.sandbox.baseUrl, fileBaseUrl: env.sandbox.fileBaseUrl, apiKey: env.sandbox.apiKey, defaultWorkflowId: env.sandbox.defaultWorkflowId }),
+			expect.objectContaining({
+				baseUrl: env.sandbox.baseUrl,
+				fileBaseUrl: env.sandbox.fileBaseUrl,
+				apiKey: env.sandbox.apiKey,
+				defaultWorkflowId: env.sandbox.defaultWorkflowId,
+			}),
 		);
 		await triggerOk(env.sandbox);
 		await other.advanceClock(10_000);
@@ -133,7 +181,9 @@ describe('Control API', () => {
 		expect(after.apiKey).toBe(env.sandbox.apiKey);
 		expect(await other.countDocuments()).toBe(0);
 		expect((await other.getClock()).offsetMs).toBe(0);
-		expect((await get(env.sandbox, `/workflows/${env.sandbox.defaultWorkflowId}`)).status).toBe(200);
+		expect((await get(env.sandbox, `/workflows/${env.sandbox.defaultWorkflowId}`)).status).toBe(
+			200,
+		);
 	});
 
 	test('Control: errors are thrown with the status', async () => {
@@ -156,18 +206,28 @@ describe('Control API', () => {
 	});
 
 	test('Control: setRunState sets fields directly', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running' }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'running' },
+		]);
 		const t = await triggerOk(env.sandbox);
-		await env.sandbox.control.setRunState(t.runId!, { status: 'failed', error: { code: 'x', message: 'y' } });
+		await env.sandbox.control.setRunState(t.runId!, {
+			status: 'failed',
+			error: { code: 'x', message: 'y' },
+		});
 		const r = (await get(env.sandbox, `/runs/${t.runId}`)).body;
 		expect(r.status).toBe('failed');
 		expect(r.error).toEqual({ code: 'x', message: 'y' });
 	});
 
 	test('Control: thousands of runs stay cheap', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 60_000 }, { status: 'completed' }], 500);
+		await env.sandbox.control.setNextScripts(
+			env.sandbox.defaultWorkflowId,
+			[{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+			500,
+		);
 		const batch = 50;
-		for (let i = 0; i < 500; i += batch) await Promise.all(Array.from({ length: batch }, () => triggerOk(env.sandbox)));
+		for (let i = 0; i < 500; i += batch)
+			await Promise.all(Array.from({ length: batch }, () => triggerOk(env.sandbox)));
 		await env.sandbox.control.advanceClock(60_000);
 		const runs = await env.sandbox.control.listRuns();
 		expect(runs).toHaveLength(500);

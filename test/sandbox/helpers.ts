@@ -20,7 +20,8 @@ export interface CallOptions {
 
 function url(base: string, path: string, query?: CallOptions['query']): string {
 	const u = new URL(base + path);
-	for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+	for (const [k, v] of Object.entries(query ?? {}))
+		if (v !== undefined) u.searchParams.set(k, String(v));
 	return u.toString();
 }
 
@@ -39,12 +40,23 @@ function keyHeaders(sb: Sandbox, o: CallOptions): Record<string, string> {
 	return h;
 }
 
-export async function get<T = any>(sb: Sandbox, path: string, o: CallOptions = {}): Promise<Res<T>> {
+export async function get<T = any>(
+	sb: Sandbox,
+	path: string,
+	o: CallOptions = {},
+): Promise<Res<T>> {
 	return toRes<T>(await fetch(url(sb.baseUrl, path, o.query), { headers: keyHeaders(sb, o) }));
 }
 
-export async function send<T = any>(sb: Sandbox, method: string, path: string, o: CallOptions = {}): Promise<Res<T>> {
-	return toRes<T>(await fetch(url(sb.baseUrl, path, o.query), { method, headers: keyHeaders(sb, o) }));
+export async function send<T = any>(
+	sb: Sandbox,
+	method: string,
+	path: string,
+	o: CallOptions = {},
+): Promise<Res<T>> {
+	return toRes<T>(
+		await fetch(url(sb.baseUrl, path, o.query), { method, headers: keyHeaders(sb, o) }),
+	);
 }
 
 export interface TriggerOptions extends CallOptions {
@@ -59,19 +71,37 @@ export interface TriggerOptions extends CallOptions {
 
 export const PDF = pdf('sandbox test document');
 
-export async function trigger<T = any>(sb: Sandbox, workflowId: string, o: TriggerOptions = {}): Promise<Res<T>> {
+export async function trigger<T = any>(
+	sb: Sandbox,
+	workflowId: string,
+	o: TriggerOptions = {},
+): Promise<Res<T>> {
 	const form = new FormData();
 	if (!o.noFile) {
-		form.append('file', new Blob([new Uint8Array(o.data ?? PDF)], { type: o.contentType ?? 'application/pdf' }), o.filename ?? 'document.pdf');
+		form.append(
+			'file',
+			new Blob([new Uint8Array(o.data ?? PDF)], { type: o.contentType ?? 'application/pdf' }),
+			o.filename ?? 'document.pdf',
+		);
 	}
 	if (o.reference !== undefined) form.append('reference', o.reference);
 	const headers = keyHeaders(sb, o);
 	if (o.idempotencyKey !== undefined) headers['Idempotency-Key'] = o.idempotencyKey;
-	return toRes<T>(await fetch(url(sb.baseUrl, `/workflows/${workflowId}/trigger`, o.query), { method: 'POST', headers, body: form }));
+	return toRes<T>(
+		await fetch(url(sb.baseUrl, `/workflows/${workflowId}/trigger`, o.query), {
+			method: 'POST',
+			headers,
+			body: form,
+		}),
+	);
 }
 
 /** Triggers the default workflow and returns the trigger result body (asserting 202). */
-export async function triggerOk(sb: Sandbox, workflowId = sb.defaultWorkflowId, o: TriggerOptions = {}): Promise<{ documentId: string; runId: string | null; status: string; reference: string | null }> {
+export async function triggerOk(
+	sb: Sandbox,
+	workflowId = sb.defaultWorkflowId,
+	o: TriggerOptions = {},
+): Promise<{ documentId: string; runId: string | null; status: string; reference: string | null }> {
 	const r = await trigger(sb, workflowId, o);
 	if (r.status !== 202) throw new Error(`trigger answered ${r.status}: ${r.text}`);
 	return r.body;
@@ -85,7 +115,11 @@ export function slowTrigger(
 	sb: Sandbox,
 	workflowId: string,
 	idempotencyKey: string,
-): { finish: () => Promise<{ status: number; body: any }>; abort: () => void; response: Promise<{ status: number; body: any }> } {
+): {
+	finish: () => Promise<{ status: number; body: any }>;
+	abort: () => void;
+	response: Promise<{ status: number; body: any }>;
+} {
 	const boundary = '----sandboxtest' + Math.random().toString(16).slice(2);
 	const head = Buffer.from(
 		`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\n`,
@@ -128,7 +162,11 @@ export function slowTrigger(
 }
 
 /** Polls until `check` returns a value (not undefined), at most `timeoutMs` (real time). */
-export async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 5000, everyMs = 10): Promise<T> {
+export async function until<T>(
+	check: () => Promise<T | undefined>,
+	timeoutMs = 5000,
+	everyMs = 10,
+): Promise<T> {
 	const end = Date.now() + timeoutMs;
 	for (;;) {
 		const v = await check();

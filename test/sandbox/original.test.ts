@@ -29,12 +29,18 @@ describe('Get the original file of a document', () => {
 
 	test('Auth rule 9: the link needs no API key and downloads the exact bytes under the original name and type', async () => {
 		const data = randomBytes(3 * 1024 * 1024 + 17);
-		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, { filename: 'Scan 7 (final).png', contentType: 'image/png', data });
+		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, {
+			filename: 'Scan 7 (final).png',
+			contentType: 'image/png',
+			data,
+		});
 		const link = (await get(env.sandbox, `/documents/${t.documentId}/original`)).body;
 		const d = await download(link.url);
 		expect(d.status).toBe(200);
 		expect(d.body.length).toBe(data.length);
-		expect(createHash('sha256').update(d.body).digest('hex')).toBe(createHash('sha256').update(data).digest('hex'));
+		expect(createHash('sha256').update(d.body).digest('hex')).toBe(
+			createHash('sha256').update(data).digest('hex'),
+		);
 		expect(d.headers.get('content-type')).toBe('image/png');
 		expect(d.headers.get('content-disposition')).toBe('attachment; filename="Scan 7 (final).png"');
 		expect(await env.sandbox.control.fileOriginSawApiKey()).toBe(false);
@@ -44,10 +50,14 @@ describe('Get the original file of a document', () => {
 	});
 
 	test('Original: a non-ASCII name is kept (filename* parameter)', async () => {
-		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, { filename: 'Übersicht.pdf' });
+		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, {
+			filename: 'Übersicht.pdf',
+		});
 		const link = (await get(env.sandbox, `/documents/${t.documentId}/original`)).body;
 		const d = await download(link.url);
-		expect(d.headers.get('content-disposition')).toBe(`attachment; filename="_bersicht.pdf"; filename*=UTF-8''%C3%9Cbersicht.pdf`);
+		expect(d.headers.get('content-disposition')).toBe(
+			`attachment; filename="_bersicht.pdf"; filename*=UTF-8''%C3%9Cbersicht.pdf`,
+		);
 	});
 
 	test('Original: the file origin records a request that carried X-Api-Key', async () => {
@@ -86,7 +96,9 @@ describe('Get the original file of a document', () => {
 	});
 
 	test('Original: quotes in a name cannot break the Content-Disposition header', () => {
-		expect(contentDisposition('a "b".pdf')).toBe('attachment; filename="a _b_.pdf"; filename*=UTF-8\'\'a%20%22b%22.pdf');
+		expect(contentDisposition('a "b".pdf')).toBe(
+			'attachment; filename="a _b_.pdf"; filename*=UTF-8\'\'a%20%22b%22.pdf',
+		);
 		expect(contentDisposition('plain.pdf')).toBe('attachment; filename="plain.pdf"');
 	});
 
@@ -98,7 +110,10 @@ describe('Get the original file of a document', () => {
 		const size = 40 * 1024 * 1024;
 		const data = Buffer.alloc(size);
 		for (let i = 0; i < size; i += 4096) data.writeUInt32LE(i, i);
-		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, { filename: 'big.pdf', data });
+		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, {
+			filename: 'big.pdf',
+			data,
+		});
 		const link = (await get(env.sandbox, `/documents/${t.documentId}/original`)).body;
 		const d = await download(link.url);
 		expect(d.body.length).toBe(size);

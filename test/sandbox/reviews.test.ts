@@ -7,8 +7,15 @@ import { useSandbox } from '../harness/sandbox';
 const env = useSandbox({ nodes: false });
 
 /** Triggers n documents whose runs stop in review at once. */
-async function reviewRuns(n: number, workflowId = env.sandbox.defaultWorkflowId): Promise<string[]> {
-	await env.sandbox.control.setNextScripts(workflowId, [{ status: 'review' }, { status: 'completed' }], n);
+async function reviewRuns(
+	n: number,
+	workflowId = env.sandbox.defaultWorkflowId,
+): Promise<string[]> {
+	await env.sandbox.control.setNextScripts(
+		workflowId,
+		[{ status: 'review' }, { status: 'completed' }],
+		n,
+	);
 	const ids: string[] = [];
 	for (let i = 0; i < n; i++) {
 		ids.push((await triggerOk(env.sandbox, workflowId)).runId!);
@@ -53,7 +60,13 @@ describe('Review tasks', () => {
 		await env.sandbox.control.decideReviewTask(ta!.id, 'approved');
 		await env.sandbox.control.decideReviewTask(tb!.id, 'rejected');
 		const approved = (await get(env.sandbox, `/review-tasks/${ta!.id}`)).body;
-		expect(approved).toEqual(expect.objectContaining({ status: 'approved', decision: 'approved', completedOn: expect.any(String) }));
+		expect(approved).toEqual(
+			expect.objectContaining({
+				status: 'approved',
+				decision: 'approved',
+				completedOn: expect.any(String),
+			}),
+		);
 		const rejected = (await get(env.sandbox, `/review-tasks/${tb!.id}`)).body;
 		expect(rejected).toEqual(expect.objectContaining({ status: 'rejected', decision: 'rejected' }));
 		expect((await get(env.sandbox, `/runs/${a}`)).body.status).toBe('completed');
@@ -61,7 +74,12 @@ describe('Review tasks', () => {
 
 	test('Review task: a rejected review can send the run down another path (ifRejected)', async () => {
 		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
-			{ status: 'review', ifRejected: [{ status: 'failed', error: { code: 'review_rejected', message: 'Rejected by reviewer' } }] },
+			{
+				status: 'review',
+				ifRejected: [
+					{ status: 'failed', error: { code: 'review_rejected', message: 'Rejected by reviewer' } },
+				],
+			},
 			{ status: 'completed' },
 		]);
 		const t = await triggerOk(env.sandbox);
@@ -84,9 +102,12 @@ describe('Review tasks', () => {
 		const first = (await env.sandbox.control.listReviewTasks({ runId: t.runId! }))[0]!;
 		await env.sandbox.control.decideReviewTask(first.id, 'rejected');
 		await env.sandbox.control.advanceClock(1_000);
-		const second = (await env.sandbox.control.listReviewTasks({ runId: t.runId!, status: 'pending' }))[0]!;
+		const second = (
+			await env.sandbox.control.listReviewTasks({ runId: t.runId!, status: 'pending' })
+		)[0]!;
 		await env.sandbox.control.decideReviewTask(second.id, 'approved');
-		const list = (await get(env.sandbox, '/review-tasks', { query: { runId: t.runId! } })).body.data as Array<{ id: string; round: number }>;
+		const list = (await get(env.sandbox, '/review-tasks', { query: { runId: t.runId! } })).body
+			.data as Array<{ id: string; round: number }>;
 		expect(list.map((x) => x.round)).toEqual([1, 2, 1]);
 		expect(list[1]!.id).toBe(second.id);
 		expect(list[2]!.id).toBe(first.id);
@@ -118,12 +139,15 @@ describe('Review tasks', () => {
 		['pageSize 101', { pageSize: 101 }],
 		['pageSize not a number', { pageSize: '2.5' }],
 		['unknown status', { status: 'done' }],
-	] as Array<[string, Record<string, string | number>]>)('List review tasks: 400 for %s', async (_label, query) => {
-		await reviewRuns(3);
-		const r = await get(env.sandbox, '/review-tasks', { query: { pageSize: 2, ...query } });
-		expectProblem(r, 400);
-		expect(r.body.errors).toEqual(expect.any(Object));
-	});
+	] as Array<[string, Record<string, string | number>]>)(
+		'List review tasks: 400 for %s',
+		async (_label, query) => {
+			await reviewRuns(3);
+			const r = await get(env.sandbox, '/review-tasks', { query: { pageSize: 2, ...query } });
+			expectProblem(r, 400);
+			expect(r.body.errors).toEqual(expect.any(Object));
+		},
+	);
 
 	test('List review tasks: page 1 of an empty list is fine; page 2 is too large', async () => {
 		const r = await get(env.sandbox, '/review-tasks');
@@ -133,8 +157,12 @@ describe('Review tasks', () => {
 
 	test('List review tasks: pageSize 1 and 100 are valid', async () => {
 		await reviewRuns(2);
-		expect((await get(env.sandbox, '/review-tasks', { query: { pageSize: 1 } })).body.data).toHaveLength(1);
-		expect((await get(env.sandbox, '/review-tasks', { query: { pageSize: 100 } })).body.data).toHaveLength(2);
+		expect(
+			(await get(env.sandbox, '/review-tasks', { query: { pageSize: 1 } })).body.data,
+		).toHaveLength(1);
+		expect(
+			(await get(env.sandbox, '/review-tasks', { query: { pageSize: 100 } })).body.data,
+		).toHaveLength(2);
 	});
 
 	test('List review tasks: filters status, workflowId and runId', async () => {
@@ -143,11 +171,14 @@ describe('Review tasks', () => {
 		const [c] = await reviewRuns(1, other.id);
 		const [ta] = await env.sandbox.control.listReviewTasks({ runId: a });
 		await env.sandbox.control.decideReviewTask(ta!.id, 'approved');
-		const pending = (await get(env.sandbox, '/review-tasks', { query: { status: 'pending' } })).body;
+		const pending = (await get(env.sandbox, '/review-tasks', { query: { status: 'pending' } }))
+			.body;
 		expect(pending.data.map((x: { runId: string }) => x.runId).sort()).toEqual([b, c].sort());
-		const approved = (await get(env.sandbox, '/review-tasks', { query: { status: 'approved' } })).body;
+		const approved = (await get(env.sandbox, '/review-tasks', { query: { status: 'approved' } }))
+			.body;
 		expect(approved.data.map((x: { runId: string }) => x.runId)).toEqual([a]);
-		const byWf = (await get(env.sandbox, '/review-tasks', { query: { workflowId: other.id } })).body;
+		const byWf = (await get(env.sandbox, '/review-tasks', { query: { workflowId: other.id } }))
+			.body;
 		expect(byWf.data.map((x: { runId: string }) => x.runId)).toEqual([c]);
 		const byRun = (await get(env.sandbox, '/review-tasks', { query: { runId: b } })).body;
 		expect(byRun.count).toBe(1);
@@ -160,7 +191,13 @@ describe('Review tasks', () => {
 			{ status: 'review', step: 'top' },
 			{
 				status: 'awaiting_children',
-				children: [{ kind: 'sub_workflow_call', workflowId: sub.id, script: [{ status: 'review', step: 'inner' }, { status: 'completed' }] }],
+				children: [
+					{
+						kind: 'sub_workflow_call',
+						workflowId: sub.id,
+						script: [{ status: 'review', step: 'inner' }, { status: 'completed' }],
+					},
+				],
 			},
 			{ status: 'completed' },
 		]);
@@ -174,7 +211,9 @@ describe('Review tasks', () => {
 		expect(inner.rootRunId).toBe(t.runId);
 		expect(inner.workflowId).toBe(sub.id);
 		// The sub-workflow run itself also matches its own tasks only.
-		expect((await get(env.sandbox, '/review-tasks', { query: { runId: inner.runId } })).body.count).toBe(1);
+		expect(
+			(await get(env.sandbox, '/review-tasks', { query: { runId: inner.runId } })).body.count,
+		).toBe(1);
 		await env.sandbox.control.decideReviewTask(inner.id, 'approved');
 		expect((await get(env.sandbox, `/runs/${t.runId}`)).body.status).toBe('completed');
 	});
@@ -184,7 +223,10 @@ describe('Review tasks', () => {
 	});
 
 	test('Review task: a timed review step is decided automatically after ms', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'review', ms: 60_000, decision: 'approved' }, { status: 'completed' }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'review', ms: 60_000, decision: 'approved' },
+			{ status: 'completed' },
+		]);
 		const t = await triggerOk(env.sandbox);
 		expect((await get(env.sandbox, `/runs/${t.runId}`)).body.status).toBe('review');
 		await env.sandbox.control.advanceClock(60_000);

@@ -76,12 +76,19 @@ describe('Get a run', () => {
 		const r = await runOf(t.runId!);
 		expect(r.status).toBe('completed');
 		expect(Date.parse(r.startedOn) - Date.parse(created)).toBe(60_000);
-		expect(Date.parse(r.completedOn) - Date.parse(created)).toBe(60_000 + 120_000 + 3_600_000 + 60_000);
+		expect(Date.parse(r.completedOn) - Date.parse(created)).toBe(
+			60_000 + 120_000 + 3_600_000 + 60_000,
+		);
 	});
 
 	test('Run statuses: failed has error {code, message}; cancelled has error {code}', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 10 }, { status: 'failed', error: { code: 'ocr_failed', message: 'Page 2 unreadable' } }]);
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'cancelled', error: { code: 'cancelled_by_user' } }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'running', ms: 10 },
+			{ status: 'failed', error: { code: 'ocr_failed', message: 'Page 2 unreadable' } },
+		]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'cancelled', error: { code: 'cancelled_by_user' } },
+		]);
 		const a = await triggerOk(env.sandbox);
 		const b = await triggerOk(env.sandbox);
 		await env.sandbox.control.advanceClock(1_000);
@@ -98,7 +105,11 @@ describe('Get a run', () => {
 	});
 
 	test('Versioning rule 2: an unknown status (e.g. paused_for_audit) is shown as is and is not final', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running', ms: 10 }, { status: 'paused_for_audit' }, { status: 'completed' }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'running', ms: 10 },
+			{ status: 'paused_for_audit' },
+			{ status: 'completed' },
+		]);
 		const t = await triggerOk(env.sandbox);
 		await env.sandbox.control.advanceClock(1_000);
 		const r = await runOf(t.runId!);
@@ -109,7 +120,11 @@ describe('Get a run', () => {
 	});
 
 	test('Versioning rule 2: new fields and enum values can appear (extraFields, unknown kind)', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, { steps: [{ status: 'completed' }], kind: 'replay', extraFields: { priority: 'high' } });
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, {
+			steps: [{ status: 'completed' }],
+			kind: 'replay',
+			extraFields: { priority: 'high' },
+		});
 		const t = await triggerOk(env.sandbox);
 		const r = await runOf(t.runId!);
 		expect(r.kind).toBe('replay');
@@ -122,8 +137,14 @@ describe('Get a run', () => {
 			{
 				status: 'awaiting_children',
 				children: [
-					{ kind: 'fan_out_child', script: [{ status: 'running', ms: 60_000 }, { status: 'completed' }] },
-					{ kind: 'sub_workflow_call', script: [{ status: 'running', ms: 600_000 }, { status: 'completed' }] },
+					{
+						kind: 'fan_out_child',
+						script: [{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+					},
+					{
+						kind: 'sub_workflow_call',
+						script: [{ status: 'running', ms: 600_000 }, { status: 'completed' }],
+					},
 				],
 			},
 			{ status: 'running', ms: 600_000 },
@@ -150,7 +171,10 @@ describe('Get a run', () => {
 	});
 
 	test('Run statuses: waiting parks the run for ms (hours)', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'waiting', ms: 2 * 3_600_000 }, { status: 'completed' }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'waiting', ms: 2 * 3_600_000 },
+			{ status: 'completed' },
+		]);
 		const t = await triggerOk(env.sandbox);
 		expect((await runOf(t.runId!)).status).toBe('waiting');
 		await env.sandbox.control.advanceClock(3_600_000);
@@ -162,7 +186,10 @@ describe('Get a run', () => {
 
 describe('States and transitions', () => {
 	test('State fact 4: a runId can answer 404 briefly before the run is created', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, { steps: [{ status: 'running', ms: 10 }, { status: 'completed' }], startDelayMs: 30_000 });
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, {
+			steps: [{ status: 'running', ms: 10 }, { status: 'completed' }],
+			startDelayMs: 30_000,
+		});
 		const t = await triggerOk(env.sandbox);
 		expect(t.status).toBe('queued');
 		expectProblem(await get(env.sandbox, `/runs/${t.runId}`), 404);
@@ -177,7 +204,11 @@ describe('States and transitions', () => {
 	test.each(['failed', 'cancelled', 'held'] as const)(
 		'State fact 4: a run that never starts stays 404 and the document status says why (%s)',
 		async (why) => {
-			await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, { steps: [], neverStarts: why, startDelayMs: 1_000 });
+			await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, {
+				steps: [],
+				neverStarts: why,
+				startDelayMs: 1_000,
+			});
 			const t = await triggerOk(env.sandbox);
 			expect(t.runId).toMatch(UUID_RE);
 			await env.sandbox.control.advanceClock(24 * 3_600_000);
@@ -190,7 +221,10 @@ describe('States and transitions', () => {
 
 	test('State fact 2: completed, failed and cancelled are final', async () => {
 		for (const status of ['completed', 'failed', 'cancelled']) {
-			await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status }, { status: 'running' }]);
+			await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+				{ status },
+				{ status: 'running' },
+			]);
 			const t = await triggerOk(env.sandbox);
 			await env.sandbox.control.advanceClock(10_000);
 			expect((await runOf(t.runId!)).status).toBe(status);
@@ -200,11 +234,18 @@ describe('States and transitions', () => {
 
 describe('List the runs of a document', () => {
 	test('Document runs: {data: [list items]} newest first, list item fields only, children not listed', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'awaiting_children', children: 3 }, { status: 'completed' }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'awaiting_children', children: 3 },
+			{ status: 'completed' },
+		]);
 		const t = await triggerOk(env.sandbox);
 		await env.sandbox.control.advanceClock(1_000);
 		await env.sandbox.control.advanceClock(1_000);
-		const restart = await env.sandbox.control.createRun(t.documentId, { kind: 'restart_from_node', sourceRunId: t.runId!, script: [{ status: 'running' }] });
+		const restart = await env.sandbox.control.createRun(t.documentId, {
+			kind: 'restart_from_node',
+			sourceRunId: t.runId!,
+			script: [{ status: 'running' }],
+		});
 		const r = await get(env.sandbox, `/documents/${t.documentId}/runs`);
 		expect(r.status).toBe(200);
 		expect(Object.keys(r.body)).toEqual(['data']);
@@ -218,7 +259,15 @@ describe('List the runs of a document', () => {
 			sourceRunId: t.runId,
 			completedOn: null,
 		});
-		expect(Object.keys(r.body.data[1]).sort()).toEqual(['completedOn', 'id', 'kind', 'sourceRunId', 'startedOn', 'status', 'workflowId']);
+		expect(Object.keys(r.body.data[1]).sort()).toEqual([
+			'completedOn',
+			'id',
+			'kind',
+			'sourceRunId',
+			'startedOn',
+			'status',
+			'workflowId',
+		]);
 		// The three children exist but are not listed.
 		expect((await env.sandbox.control.listRuns({ documentId: t.documentId })).length).toBe(5);
 	});
@@ -230,11 +279,21 @@ describe('List the runs of a document', () => {
 
 describe('Get a document', () => {
 	test('Get a document: returns id and status plus pass-through fields; follows the run', async () => {
-		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, { filename: 'a.pdf', reference: 'doc-ref' });
+		const t = await triggerOk(env.sandbox, env.sandbox.defaultWorkflowId, {
+			filename: 'a.pdf',
+			reference: 'doc-ref',
+		});
 		const d = await get(env.sandbox, `/documents/${t.documentId}`);
 		expect(d.status).toBe(200);
 		expect(d.body).toEqual(
-			expect.objectContaining({ id: t.documentId, status: expect.any(String), workflowId: env.sandbox.defaultWorkflowId, filename: 'a.pdf', reference: 'doc-ref', createdOn: expect.any(String) }),
+			expect.objectContaining({
+				id: t.documentId,
+				status: expect.any(String),
+				workflowId: env.sandbox.defaultWorkflowId,
+				filename: 'a.pdf',
+				reference: 'doc-ref',
+				createdOn: expect.any(String),
+			}),
 		);
 		await env.sandbox.control.advanceClock(5_000);
 		expect((await get(env.sandbox, `/documents/${t.documentId}`)).body.status).toBe('completed');
@@ -248,13 +307,34 @@ describe('Get a document', () => {
 
 describe('Get the output of a run', () => {
 	const outputs = [
-		{ nodeId: 'json', kind: 'json' as const, contentType: 'application/json', filename: 'data.json', value: { total: 12.5, lines: [1, 2] } },
-		{ nodeId: 'csv', kind: 'text' as const, contentType: 'text/csv', filename: 'table.csv', value: 'a,b\n1,2\n' },
-		{ nodeId: 'png', kind: 'binary' as const, contentType: 'image/png', filename: 'page.png', base64: Buffer.from([137, 80, 78, 71, 1, 2, 3]).toString('base64') },
+		{
+			nodeId: 'json',
+			kind: 'json' as const,
+			contentType: 'application/json',
+			filename: 'data.json',
+			value: { total: 12.5, lines: [1, 2] },
+		},
+		{
+			nodeId: 'csv',
+			kind: 'text' as const,
+			contentType: 'text/csv',
+			filename: 'table.csv',
+			value: 'a,b\n1,2\n',
+		},
+		{
+			nodeId: 'png',
+			kind: 'binary' as const,
+			contentType: 'image/png',
+			filename: 'page.png',
+			base64: Buffer.from([137, 80, 78, 71, 1, 2, 3]).toString('base64'),
+		},
 	];
 
 	async function completedRun(outs: OutputNode[] = outputs): Promise<string> {
-		const wf = await env.sandbox.control.createWorkflow({ outputs: outs, script: [{ status: 'completed' }] });
+		const wf = await env.sandbox.control.createWorkflow({
+			outputs: outs,
+			script: [{ status: 'completed' }],
+		});
 		const t = await triggerOk(env.sandbox, wf.id);
 		return t.runId!;
 	}
@@ -263,42 +343,66 @@ describe('Get the output of a run', () => {
 		const runId = await completedRun();
 		const r = await get(env.sandbox, `/runs/${runId}/output`);
 		expect(r.status).toBe(200);
-		expect(r.body).toEqual({ contentType: 'image/png', filename: 'page.png', isBase64: true, output: outputs[2]!.base64 });
+		expect(r.body).toEqual({
+			contentType: 'image/png',
+			filename: 'page.png',
+			isBase64: true,
+			output: outputs[2]!.base64,
+		});
 	});
 
 	test('Run output: JSON arrives as a JSON value, text as a string, binary as base64', async () => {
 		const runId = await completedRun();
-		expect((await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'json' } })).body).toEqual({
+		expect(
+			(await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'json' } })).body,
+		).toEqual({
 			contentType: 'application/json',
 			filename: 'data.json',
 			isBase64: false,
 			output: { total: 12.5, lines: [1, 2] },
 		});
-		expect((await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'csv' } })).body).toEqual({
+		expect(
+			(await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'csv' } })).body,
+		).toEqual({
 			contentType: 'text/csv',
 			filename: 'table.csv',
 			isBase64: false,
 			output: 'a,b\n1,2\n',
 		});
-		const bin = (await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'png' } })).body;
+		const bin = (await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'png' } }))
+			.body;
 		expect(Buffer.from(bin.output, 'base64')).toEqual(Buffer.from([137, 80, 78, 71, 1, 2, 3]));
 	});
 
 	test('Output rule 2: a nodeId that is not a node of the run’s graph returns 404', async () => {
 		const runId = await completedRun();
-		expectProblem(await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'nope' } }), 404);
+		expectProblem(
+			await get(env.sandbox, `/runs/${runId}/output`, { query: { nodeId: 'nope' } }),
+			404,
+		);
 	});
 
 	test('Output rule 2: the graph is the one the run executed (later graph edits do not change it)', async () => {
-		const wf = await env.sandbox.control.createWorkflow({ outputs, script: [{ status: 'completed' }] });
+		const wf = await env.sandbox.control.createWorkflow({
+			outputs,
+			script: [{ status: 'completed' }],
+		});
 		const t = await triggerOk(env.sandbox, wf.id);
-		await env.sandbox.control.updateWorkflow(wf.id, { outputs: [{ nodeId: 'new', kind: 'text', value: 'x' }] });
-		expect((await get(env.sandbox, `/runs/${t.runId}/output`, { query: { nodeId: 'json' } })).status).toBe(200);
-		expect((await get(env.sandbox, `/runs/${t.runId}/output`, { query: { nodeId: 'new' } })).status).toBe(404);
+		await env.sandbox.control.updateWorkflow(wf.id, {
+			outputs: [{ nodeId: 'new', kind: 'text', value: 'x' }],
+		});
+		expect(
+			(await get(env.sandbox, `/runs/${t.runId}/output`, { query: { nodeId: 'json' } })).status,
+		).toBe(200);
+		expect(
+			(await get(env.sandbox, `/runs/${t.runId}/output`, { query: { nodeId: 'new' } })).status,
+		).toBe(404);
 	});
 
 	test('Output rule 3: 409 when the run has not completed', async () => {
-		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [{ status: 'running' }]);
+		await env.sandbox.control.setNextScripts(env.sandbox.defaultWorkflowId, [
+			{ status: 'running' },
+		]);
 		const t = await triggerOk(env.sandbox);
 		const r = await get(env.sandbox, `/runs/${t.runId}/output`);
 		expectProblem(r, 409);
@@ -317,8 +421,19 @@ describe('Get the output of a run', () => {
 
 	test('Output rule 4: 413 when the output exceeds 10 MB; exactly 10 MB is returned', async () => {
 		const runId = await completedRun([
-			{ nodeId: 'exact', kind: 'binary', contentType: 'application/octet-stream', sizeBytes: 10 * 1024 * 1024 },
-			{ nodeId: 'big', kind: 'binary', contentType: 'application/pdf', filename: 'big.pdf', sizeBytes: 10 * 1024 * 1024 + 1 },
+			{
+				nodeId: 'exact',
+				kind: 'binary',
+				contentType: 'application/octet-stream',
+				sizeBytes: 10 * 1024 * 1024,
+			},
+			{
+				nodeId: 'big',
+				kind: 'binary',
+				contentType: 'application/pdf',
+				filename: 'big.pdf',
+				sizeBytes: 10 * 1024 * 1024 + 1,
+			},
 		]);
 		const big = await get(env.sandbox, `/runs/${runId}/output`);
 		expectProblem(big, 413);

@@ -45,7 +45,10 @@ beforeEach(() => {
 	received.length = 0;
 });
 
-const ids = (bodies: unknown[]) => bodies.flatMap((body) => (Array.isArray(body) ? body : [body]).map((event) => (event as { id: string }).id));
+const ids = (bodies: unknown[]) =>
+	bodies.flatMap((body) =>
+		(Array.isArray(body) ? body : [body]).map((event) => (event as { id: string }).id),
+	);
 
 describe('Subscriptions', () => {
 	test('each event is delivered once, as it is created, in the shape the list returns', async () => {
@@ -61,7 +64,9 @@ describe('Subscriptions', () => {
 		expect(ids(received.map((r) => r.body)).sort()).toEqual([...created.ids!].sort());
 		const listed = await get(env.sandbox, '/events', { query: { pageSize: 100 } });
 		for (const { body } of received) {
-			const copy = (listed.body.data as Array<{ id: string }>).find((event) => event.id === (body as { id: string }).id);
+			const copy = (listed.body.data as Array<{ id: string }>).find(
+				(event) => event.id === (body as { id: string }).id,
+			);
 			expect(body).toEqual(copy);
 		}
 		const deliveries = await env.sandbox.control.getDeliveries({ subscriptionId: sub.id });
@@ -71,17 +76,29 @@ describe('Subscriptions', () => {
 
 	test('an event that commits late is delivered before the list shows it', async () => {
 		await env.sandbox.control.addSubscription({ url });
-		const created = await env.sandbox.control.createEvents([{ type: 'run.completed', commitDelayMs: 60_000 }], { returnIds: true });
+		const created = await env.sandbox.control.createEvents(
+			[{ type: 'run.completed', commitDelayMs: 60_000 }],
+			{ returnIds: true },
+		);
 		await env.sandbox.subscriptions.settled();
 		expect(ids(received.map((r) => r.body))).toEqual(created.ids);
 		const listed = await get(env.sandbox, '/events', { query: { pageSize: 100 } });
-		expect((listed.body.data as Array<{ id: string }>).map((e) => e.id)).not.toContain(created.ids![0]);
+		expect((listed.body.data as Array<{ id: string }>).map((e) => e.id)).not.toContain(
+			created.ids![0],
+		);
 	});
 
 	test('only the subscribed types, organization and environment are delivered', async () => {
 		await env.sandbox.control.addSubscription({ url, eventTypes: ['run.failed'] });
 		const other = await env.sandbox.control.createOrg({ name: 'other' });
-		const wanted = await env.sandbox.control.createEvents([{ type: 'run.failed' }, { type: 'run.completed' }, { type: 'run.failed', environment: 'dev' }], { returnIds: true });
+		const wanted = await env.sandbox.control.createEvents(
+			[
+				{ type: 'run.failed' },
+				{ type: 'run.completed' },
+				{ type: 'run.failed', environment: 'dev' },
+			],
+			{ returnIds: true },
+		);
 		await env.sandbox.control.createEvents([{ type: 'run.failed' }], { orgId: other.id });
 		await env.sandbox.subscriptions.settled();
 		expect(ids(received.map((r) => r.body))).toEqual([wanted.ids![0]]);
@@ -95,7 +112,9 @@ describe('Subscriptions', () => {
 		);
 		await env.sandbox.subscriptions.settled();
 		expect(received.every((r) => Array.isArray(r.body))).toBe(true);
-		expect(received.map((r) => (r.body as unknown[]).length).sort((a, b) => a - b)).toEqual([5, 5, 5, 10, 10, 10]);
+		expect(received.map((r) => (r.body as unknown[]).length).sort((a, b) => a - b)).toEqual([
+			5, 5, 5, 10, 10, 10,
+		]);
 		const counts = new Map<string, number>();
 		for (const id of ids(received.map((r) => r.body))) counts.set(id, (counts.get(id) ?? 0) + 1);
 		expect([...counts.keys()].sort()).toEqual([...created.ids!].sort());
@@ -117,20 +136,31 @@ describe('Subscriptions', () => {
 	test('test pings are delivered (on demand and every n events) and never listed', async () => {
 		const sub = await env.sandbox.control.addSubscription({ url, pingEvery: 2 });
 		const ping = await env.sandbox.control.pingSubscription(sub.id);
-		await env.sandbox.control.createEvents([{ type: 'run.completed' }, { type: 'run.failed' }], { returnIds: true });
+		await env.sandbox.control.createEvents([{ type: 'run.completed' }, { type: 'run.failed' }], {
+			returnIds: true,
+		});
 		await env.sandbox.subscriptions.settled();
-		const pings = received.map((r) => r.body as { id: string; type: string }).filter((body) => body.type === TEST_PING_EVENT_TYPE);
+		const pings = received
+			.map((r) => r.body as { id: string; type: string })
+			.filter((body) => body.type === TEST_PING_EVENT_TYPE);
 		expect(pings).toHaveLength(2);
 		expect(pings[0].id).toBe(ping.id);
 		const deliveries = await env.sandbox.control.getDeliveries();
-		expect(deliveries.filter((d) => d.ping).map((d) => d.eventIds[0]).sort()).toEqual(pings.map((p) => p.id).sort());
+		expect(
+			deliveries
+				.filter((d) => d.ping)
+				.map((d) => d.eventIds[0])
+				.sort(),
+		).toEqual(pings.map((p) => p.id).sort());
 		const listed = await get(env.sandbox, '/events', { query: { pageSize: 100 } });
 		const listedIds = (listed.body.data as Array<{ id: string }>).map((e) => e.id);
 		for (const p of pings) expect(listedIds).not.toContain(p.id);
 	});
 
 	test('a receiver that cannot be reached is recorded, and a removed subscription delivers nothing', async () => {
-		const dead = await env.sandbox.control.addSubscription({ url: 'http://127.0.0.1:9/nothing-listens' });
+		const dead = await env.sandbox.control.addSubscription({
+			url: 'http://127.0.0.1:9/nothing-listens',
+		});
 		await env.sandbox.control.createEvents([{ type: 'run.completed' }]);
 		await env.sandbox.subscriptions.settled();
 		const [record] = await env.sandbox.control.getDeliveries({ subscriptionId: dead.id });
@@ -145,7 +175,11 @@ describe('Subscriptions', () => {
 	});
 
 	test('a URL that is not absolute http is refused with 400', async () => {
-		await expect(env.sandbox.control.addSubscription({ url: 'ftp://example.com/x' })).rejects.toThrow(/http/);
-		await expect(env.sandbox.control.addSubscription({ url: 'not a url' })).rejects.toThrow(/absolute/);
+		await expect(
+			env.sandbox.control.addSubscription({ url: 'ftp://example.com/x' }),
+		).rejects.toThrow(/http/);
+		await expect(env.sandbox.control.addSubscription({ url: 'not a url' })).rejects.toThrow(
+			/absolute/,
+		);
 	});
 });

@@ -23,16 +23,50 @@ export const documentIdField = (show: IDisplayOptions['show']) => idField('docum
 export const reviewTaskIdField = (show: IDisplayOptions['show']) => idField('reviewTaskId', show);
 
 /** The "Options" collection of an operation: optional settings, closed by default. */
-export function optionsCollection(show: IDisplayOptions['show'], options: INodeProperties['options']): INodeProperties {
-	return { displayName: 'Options', name: 'options', type: 'collection', placeholder: 'Add Option', default: {}, displayOptions: { show }, options };
+export function optionsCollection(
+	show: IDisplayOptions['show'],
+	options: INodeProperties['options'],
+): INodeProperties {
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show },
+		options,
+	};
 }
 
 /** The "Filters" collection of a list operation. */
-export function filtersCollection(show: IDisplayOptions['show'], options: INodeProperties['options']): INodeProperties {
-	return { displayName: 'Filters', name: 'filters', type: 'collection', placeholder: 'Add Filter', default: {}, displayOptions: { show }, options };
+export function filtersCollection(
+	show: IDisplayOptions['show'],
+	options: INodeProperties['options'],
+): INodeProperties {
+	return {
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		displayOptions: { show },
+		options,
+	};
 }
 
 /** Where an operation puts a file it outputs; `binaryPropertyName` is fixed by saved workflows. */
-export function outputBinaryField(show: IDisplayOptions['show'], description: string, required = true): INodeProperties {
-	return { displayName: 'Output Binary Field', name: 'binaryPropertyName', type: 'string', required, default: 'data', description, displayOptions: { show } };
+export function outputBinaryField(
+	show: IDisplayOptions['show'],
+	description: string,
+	required = true,
+): INodeProperties {
+	return {
+		displayName: 'Output Binary Field',
+		name: 'binaryPropertyName',
+		type: 'string',
+		required,
+		default: 'data',
+		description,
+		displayOptions: { show },
+	};
 }

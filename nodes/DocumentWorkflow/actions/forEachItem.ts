@@ -40,12 +40,23 @@ function toItems(
 }
 
 function isExecutionData(value: unknown): value is INodeExecutionData {
-	return !!value && typeof value === 'object' && 'json' in value && typeof (value as INodeExecutionData).json === 'object';
+	return (
+		!!value &&
+		typeof value === 'object' &&
+		'json' in value &&
+		typeof (value as INodeExecutionData).json === 'object'
+	);
 }
 
 /** The item "Continue On Fail" emits for a failed input: the message, the advice, and the API's ids. */
 export function errorItem(error: unknown, itemIndex: number): INodeExecutionData {
-	const e = error as { message?: string; description?: string | null; httpCode?: string | null; context?: IDataObject; errorResponse?: IDataObject };
+	const e = error as {
+		message?: string;
+		description?: string | null;
+		httpCode?: string | null;
+		context?: IDataObject;
+		errorResponse?: IDataObject;
+	};
 	const json: IDataObject = { error: e.message ?? String(error) };
 	if (e.description) json.description = e.description;
 	if (e.httpCode) json.httpCode = e.httpCode;

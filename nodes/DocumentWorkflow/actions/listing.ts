@@ -1,4 +1,9 @@
-import type { IDataObject, IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IDisplayOptions,
+	IExecuteFunctions,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { apiRequest, requireUuid } from '../../shared/transport';
 import { isRunAsTool } from '../helpers/toolMode';
@@ -29,22 +34,35 @@ export function listFields(show: IDisplayOptions['show']): INodeProperties[] {
 }
 
 /** Reads `returnAll`/`limit` and checks the limit before any request. */
-export function readListSettings(ctx: IExecuteFunctions, itemIndex: number): { returnAll: boolean; limit: number } {
+export function readListSettings(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+): { returnAll: boolean; limit: number } {
 	const returnAll = ctx.getNodeParameter('returnAll', itemIndex, false) as boolean;
 	if (returnAll) return { returnAll, limit: Infinity };
 	const raw = ctx.getNodeParameter('limit', itemIndex, 50);
 	const limit = Number(raw);
 	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-		throw new NodeOperationError(ctx.getNode(), `Limit must be a whole number from 1 to ${MAX_PAGE_SIZE}, not "${String(raw)}"`, {
-			itemIndex,
-			description: `The API returns at most ${MAX_PAGE_SIZE} entries per page. For more, turn on Return All, which reads every page.`,
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`Limit must be a whole number from 1 to ${MAX_PAGE_SIZE}, not "${String(raw)}"`,
+			{
+				itemIndex,
+				description: `The API returns at most ${MAX_PAGE_SIZE} entries per page. For more, turn on Return All, which reads every page.`,
+			},
+		);
 	}
 	return { returnAll, limit };
 }
 
 /** A filter value that must be one of `allowed`; undefined when empty. */
-export function enumFilter(ctx: IExecuteFunctions, itemIndex: number, label: string, value: unknown, allowed: string[]): string | undefined {
+export function enumFilter(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	label: string,
+	value: unknown,
+	allowed: string[],
+): string | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
 	const text = String(value).trim();
 	if (!allowed.includes(text)) {
@@ -57,7 +75,12 @@ export function enumFilter(ctx: IExecuteFunctions, itemIndex: number, label: str
 }
 
 /** A filter id that must be a UUID; undefined when empty. */
-export function idFilter(ctx: IExecuteFunctions, itemIndex: number, name: string, value: unknown): string | undefined {
+export function idFilter(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	name: string,
+	value: unknown,
+): string | undefined {
 	if (value === undefined || value === null || String(value).trim() === '') return undefined;
 	return requireUuid(ctx.getNode(), name, value, itemIndex);
 }
@@ -83,12 +106,15 @@ export async function readPagedList(
 	const pageSize = returnAll ? MAX_PAGE_SIZE : limit;
 	const results: IDataObject[] = [];
 	for (let page = 1; ; page++) {
-		const { body } = await apiRequest<{ data?: IDataObject[]; pages?: number; count?: number }>(ctx, {
-			method: 'GET',
-			path,
-			qs: { ...qs, page, pageSize },
-			itemIndex,
-		});
+		const { body } = await apiRequest<{ data?: IDataObject[]; pages?: number; count?: number }>(
+			ctx,
+			{
+				method: 'GET',
+				path,
+				qs: { ...qs, page, pageSize },
+				itemIndex,
+			},
+		);
 		const data = Array.isArray(body?.data) ? body.data : [];
 		results.push(...data);
 		const pages = typeof body?.pages === 'number' ? body.pages : page;
@@ -114,7 +140,11 @@ export function listOutput(ctx: IExecuteFunctions, results: IDataObject[]): IDat
  * A list as a tool hands it to a model: the entries, how many, how many match in all, and
  * whether more exist than were returned (with what to do about it).
  */
-export function toolListResult(results: IDataObject[], total: number | undefined, morePages: boolean): IDataObject {
+export function toolListResult(
+	results: IDataObject[],
+	total: number | undefined,
+	morePages: boolean,
+): IDataObject {
 	const hasMore = total === undefined ? morePages : total > results.length;
 	const answer: IDataObject = { results, returned: results.length, total: total ?? null, hasMore };
 	if (hasMore) {

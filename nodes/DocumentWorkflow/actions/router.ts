@@ -29,9 +29,13 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const operation = this.getNodeParameter('operation', 0) as string;
 	const module = resources[resource]?.[operation];
 	if (!module) {
-		throw new NodeOperationError(this.getNode(), `The operation "${operation}" of "${resource}" is not supported`, {
-			description: 'Open the node and choose a resource and an operation from the lists.',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`The operation "${operation}" of "${resource}" is not supported`,
+			{
+				description: 'Open the node and choose a resource and an operation from the lists.',
+			},
+		);
 	}
 	return [await module.execute.call(this, items)];
 }

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import type { WaitSettings, WaitTarget } from '../helpers/runCheck';
 import { waitForRuns } from '../helpers/runWatcher';
@@ -39,8 +44,7 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			name: 'includeOutput',
 			type: 'boolean',
 			default: false,
-			description:
-				`Whether to add the output a completed run captured to the item: JSON as "output", text as an "output" string, a file in the binary field named in ${binaryFieldLabel}. A run without output gets "outputError" instead of failing.`,
+			description: `Whether to add the output a completed run captured to the item: JSON as "output", text as an "output" string, a file in the binary field named in ${binaryFieldLabel}. A run without output gets "outputError" instead of failing.`,
 			...show,
 		},
 		{
@@ -49,7 +53,8 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			type: 'number',
 			typeOptions: { minValue: 0.1, numberPrecision: 1 },
 			default: 20,
-			description: 'The longest time between two checks of a run the node is watching to learn how long the runs take',
+			description:
+				'The longest time between two checks of a run the node is watching to learn how long the runs take',
 			...show,
 		},
 		{
@@ -77,8 +82,18 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			name: 'onFailed',
 			type: 'options',
 			options: [
-				{ name: 'Fail the Node', value: 'error', description: 'Stop with an error naming the run and its error (or an error item with Continue On Fail)' },
-				{ name: 'Return an Item', value: 'item', description: 'Output the run with its status and error, to route it with an IF or Switch node' },
+				{
+					name: 'Fail the Node',
+					value: 'error',
+					description:
+						'Stop with an error naming the run and its error (or an error item with Continue On Fail)',
+				},
+				{
+					name: 'Return an Item',
+					value: 'item',
+					description:
+						'Output the run with its status and error, to route it with an IF or Switch node',
+				},
 			],
 			default: 'error',
 			...show,
@@ -88,8 +103,16 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			name: 'onTimeLimit',
 			type: 'options',
 			options: [
-				{ name: 'Fail the Node', value: 'error', description: 'Stop with an error naming the run and its last status' },
-				{ name: 'Return an Item', value: 'item', description: 'Output the run with its last status and waitOutcome "timeLimit"' },
+				{
+					name: 'Fail the Node',
+					value: 'error',
+					description: 'Stop with an error naming the run and its last status',
+				},
+				{
+					name: 'Return an Item',
+					value: 'item',
+					description: 'Output the run with its last status and waitOutcome "timeLimit"',
+				},
 			],
 			default: 'error',
 			...show,
@@ -109,11 +132,20 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			name: 'stopAt',
 			type: 'multiOptions',
 			options: [
-				{ name: 'Review', value: 'review', description: 'The run waits for a person to finish a review task (can take hours)' },
-				{ name: 'Waiting', value: 'waiting', description: 'The run is parked on a Wait node (can take hours)' },
+				{
+					name: 'Review',
+					value: 'review',
+					description: 'The run waits for a person to finish a review task (can take hours)',
+				},
+				{
+					name: 'Waiting',
+					value: 'waiting',
+					description: 'The run is parked on a Wait node (can take hours)',
+				},
 			],
 			default: [],
-			description: 'Stop waiting and return the run when it reaches one of these statuses, instead of waiting for it to finish',
+			description:
+				'Stop waiting and return the run when it reaches one of these statuses, instead of waiting for it to finish',
 			...show,
 		},
 	];
@@ -125,7 +157,9 @@ function fieldDefault<T>(name: string): T {
 }
 
 /** The upper bound of "Concurrent Checks", as its field declares it. */
-export const MAX_CONCURRENCY: number = waitOptionFields(false).find((field) => field.name === 'concurrency')!.typeOptions!.maxValue!;
+export const MAX_CONCURRENCY: number = waitOptionFields(false).find(
+	(field) => field.name === 'concurrency',
+)!.typeOptions!.maxValue!;
 
 /** The wait settings when no option is set: read from the fields' defaults. */
 export const DEFAULT_WAIT_SETTINGS: WaitSettings = {
@@ -141,55 +175,122 @@ export const DEFAULT_WAIT_SETTINGS: WaitSettings = {
 	notFoundGraceMs: fieldDefault<number>('notFoundGraceSeconds') * 1000,
 };
 
-function numberOption(ctx: IExecuteFunctions, options: IDataObject, name: string, label: string, fallback: number, min: number, max = Infinity): number {
+function numberOption(
+	ctx: IExecuteFunctions,
+	options: IDataObject,
+	name: string,
+	label: string,
+	fallback: number,
+	min: number,
+	max = Infinity,
+): number {
 	const raw = options[name];
 	if (raw === undefined || raw === null || raw === '') return fallback;
 	const value = Number(raw);
 	if (!Number.isFinite(value) || value < min) {
-		throw new NodeOperationError(ctx.getNode(), `The option "${label}" must be a number of at least ${min}, not "${String(raw)}"`, {
-			description: 'Correct the value in the node options.',
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`The option "${label}" must be a number of at least ${min}, not "${String(raw)}"`,
+			{
+				description: 'Correct the value in the node options.',
+			},
+		);
 	}
 	if (value > max) {
-		throw new NodeOperationError(ctx.getNode(), `The option "${label}" must be a number of at most ${max}, not "${String(raw)}"`, {
-			description: 'Correct the value in the node options.',
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`The option "${label}" must be a number of at most ${max}, not "${String(raw)}"`,
+			{
+				description: 'Correct the value in the node options.',
+			},
+		);
 	}
 	return value;
 }
 
 /** Reads the wait settings (taken from the first item; they apply to the whole batch). */
-export function readWaitSettings(ctx: IExecuteFunctions, options: IDataObject, binaryPropertyName: string): WaitSettings {
+export function readWaitSettings(
+	ctx: IExecuteFunctions,
+	options: IDataObject,
+	binaryPropertyName: string,
+): WaitSettings {
 	const d = DEFAULT_WAIT_SETTINGS;
 	const stopAt = Array.isArray(options.stopAt) ? (options.stopAt as string[]) : [];
 	for (const status of stopAt) {
 		if (status !== 'review' && status !== 'waiting') {
-			throw new NodeOperationError(ctx.getNode(), `"${status}" is not a status the wait can return early at`, {
-				description: 'Choose "review" and/or "waiting" in "Return Early When Status Is".',
-			});
+			throw new NodeOperationError(
+				ctx.getNode(),
+				`"${status}" is not a status the wait can return early at`,
+				{
+					description: 'Choose "review" and/or "waiting" in "Return Early When Status Is".',
+				},
+			);
 		}
 	}
 	const choice = (name: string, label: string): 'error' | 'item' => {
 		const value = options[name] ?? 'error';
 		if (value !== 'error' && value !== 'item') {
-			throw new NodeOperationError(ctx.getNode(), `The option "${label}" must be "error" or "item", not "${String(value)}"`);
+			throw new NodeOperationError(
+				ctx.getNode(),
+				`The option "${label}" must be "error" or "item", not "${String(value)}"`,
+			);
 		}
 		return value;
 	};
-	const initial = numberOption(ctx, options, 'initialPollIntervalSeconds', 'First Check Interval', d.initialIntervalMs / 1000, 0.1) * 1000;
-	const max = numberOption(ctx, options, 'maxPollIntervalSeconds', 'Longest Check Interval', d.maxIntervalMs / 1000, 0.1) * 1000;
+	const initial =
+		numberOption(
+			ctx,
+			options,
+			'initialPollIntervalSeconds',
+			'First Check Interval',
+			d.initialIntervalMs / 1000,
+			0.1,
+		) * 1000;
+	const max =
+		numberOption(
+			ctx,
+			options,
+			'maxPollIntervalSeconds',
+			'Longest Check Interval',
+			d.maxIntervalMs / 1000,
+			0.1,
+		) * 1000;
 	return {
-		maxWaitMs: Math.round(numberOption(ctx, options, 'maxWaitMinutes', 'Max Wait Time', d.maxWaitMs / 60_000, 0) * 60_000),
+		maxWaitMs: Math.round(
+			numberOption(ctx, options, 'maxWaitMinutes', 'Max Wait Time', d.maxWaitMs / 60_000, 0) *
+				60_000,
+		),
 		stopAt,
 		includeOutput: options.includeOutput === true,
-		outputNodeId: typeof options.outputNodeId === 'string' && options.outputNodeId.trim() ? options.outputNodeId.trim() : undefined,
+		outputNodeId:
+			typeof options.outputNodeId === 'string' && options.outputNodeId.trim()
+				? options.outputNodeId.trim()
+				: undefined,
 		binaryPropertyName,
 		onFailed: choice('onFailed', 'On Failed or Cancelled Run'),
 		onTimeLimit: choice('onTimeLimit', 'On Time Limit'),
-		concurrency: Math.floor(numberOption(ctx, options, 'concurrency', 'Concurrent Checks', d.concurrency, 1, MAX_CONCURRENCY)),
+		concurrency: Math.floor(
+			numberOption(
+				ctx,
+				options,
+				'concurrency',
+				'Concurrent Checks',
+				d.concurrency,
+				1,
+				MAX_CONCURRENCY,
+			),
+		),
 		initialIntervalMs: initial,
 		maxIntervalMs: Math.max(initial, max),
-		notFoundGraceMs: numberOption(ctx, options, 'notFoundGraceSeconds', 'Not Found Grace Period', d.notFoundGraceMs / 1000, 0) * 1000,
+		notFoundGraceMs:
+			numberOption(
+				ctx,
+				options,
+				'notFoundGraceSeconds',
+				'Not Found Grace Period',
+				d.notFoundGraceMs / 1000,
+				0,
+			) * 1000,
 	};
 }
 
@@ -210,10 +311,13 @@ export async function waitIntoOutput(
 	try {
 		outcomes = await waitForRuns(ctx, targets, settings, !continueOnFail);
 	} catch (error) {
-		const itemIndex = (error as { context?: { itemIndex?: number } }).context?.itemIndex ?? targets[0].itemIndex;
+		const itemIndex =
+			(error as { context?: { itemIndex?: number } }).context?.itemIndex ?? targets[0].itemIndex;
 		throw withItemIndex(ctx, error, itemIndex);
 	}
 	for (const outcome of outcomes) {
-		output[outcome.itemIndex] = outcome.error ? errorItem(outcome.error, outcome.itemIndex) : outcome.item;
+		output[outcome.itemIndex] = outcome.error
+			? errorItem(outcome.error, outcome.itemIndex)
+			: outcome.item;
 	}
 }

@@ -9,7 +9,10 @@ export async function mapWithConcurrency<T>(
 	limit: number,
 	work: (index: number) => Promise<T>,
 	stopOnError: boolean,
-): Promise<{ results: Array<{ value: T } | { error: unknown } | undefined>; firstError?: { index: number; error: unknown } }> {
+): Promise<{
+	results: Array<{ value: T } | { error: unknown } | undefined>;
+	firstError?: { index: number; error: unknown };
+}> {
 	const results = new Array<{ value: T } | { error: unknown } | undefined>(count).fill(undefined);
 	let next = 0;
 	let stopped = false;
@@ -28,7 +31,10 @@ export async function mapWithConcurrency<T>(
 			}
 		}
 	};
-	const workers = Array.from({ length: Math.max(1, Math.min(Math.floor(limit), count)) }, async () => await worker());
+	const workers = Array.from(
+		{ length: Math.max(1, Math.min(Math.floor(limit), count)) },
+		async () => await worker(),
+	);
 	await Promise.all(workers);
 	return { results, firstError };
 }

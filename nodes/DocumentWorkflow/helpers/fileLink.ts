@@ -28,7 +28,8 @@ export function withoutLinkSecrets(text: string, url: string): string {
 		return text;
 	}
 	let clean = text;
-	for (const value of search.values()) if (value.length >= 6) clean = clean.split(value).join('[redacted]');
+	for (const value of search.values())
+		if (value.length >= 6) clean = clean.split(value).join('[redacted]');
 	return clean;
 }
 
@@ -41,7 +42,11 @@ export async function downloadStreamFromLink(
 	ctx: IExecuteFunctions,
 	url: string,
 	itemIndex: number,
-): Promise<{ statusCode: number; body: AsyncIterable<unknown> & object; headers: Record<string, string> }> {
+): Promise<{
+	statusCode: number;
+	body: AsyncIterable<unknown> & object;
+	headers: Record<string, string>;
+}> {
 	const signal = cancelSignalOf(ctx);
 	let response: IN8nHttpFullResponse;
 	try {
@@ -55,15 +60,24 @@ export async function downloadStreamFromLink(
 			abortSignal: signal,
 		})) as IN8nHttpFullResponse;
 	} catch (error) {
-		if (signal?.aborted) throw new NodeOperationError(ctx.getNode(), 'The execution was cancelled while downloading the original file', { itemIndex });
+		if (signal?.aborted)
+			throw new NodeOperationError(
+				ctx.getNode(),
+				'The execution was cancelled while downloading the original file',
+				{ itemIndex },
+			);
 		// n8n's error quotes the whole request, link and signature included: only the code is kept.
 		const code = networkErrorCode(error);
 		const place = linkWithoutSecret(url);
-		throw new NodeApiError(ctx.getNode(), { networkErrorCode: code ?? null, method: 'GET', url: place } as JsonObject, {
-			message: 'Could not download the original file: the file host gave no answer',
-			description: `GET ${place} got no HTTP answer${code ? ` (error code ${code})` : ''}. Check that n8n can reach this host, then try again; a new link is requested on each run.`,
-			itemIndex,
-		});
+		throw new NodeApiError(
+			ctx.getNode(),
+			{ networkErrorCode: code ?? null, method: 'GET', url: place } as JsonObject,
+			{
+				message: 'Could not download the original file: the file host gave no answer',
+				description: `GET ${place} got no HTTP answer${code ? ` (error code ${code})` : ''}. Check that n8n can reach this host, then try again; a new link is requested on each run.`,
+				itemIndex,
+			},
+		);
 	}
 	return {
 		statusCode: response.statusCode,
@@ -85,4 +99,3 @@ export async function drainStream(stream: AsyncIterable<unknown>, limit = 4096):
 	}
 	return Buffer.concat(chunks).toString('utf8');
 }
-

@@ -26,7 +26,9 @@ function runIndexOf(ctx: IExecuteFunctions, itemIndex: number): number {
 		const value = ctx.getWorkflowDataProxy(itemIndex).$thisRunIndex;
 		return typeof value === 'number' ? value : 0;
 	} catch (error) {
-		ctx.logger?.debug('Run index unavailable; using 0 in the idempotency key', { error: (error as Error).message });
+		ctx.logger?.debug('Run index unavailable; using 0 in the idempotency key', {
+			error: (error as Error).message,
+		});
 		return 0;
 	}
 }
@@ -36,7 +38,15 @@ export function automaticIdempotencyKey(ctx: IExecuteFunctions, itemIndex: numbe
 	const executionId = ctx.getExecutionId() ?? '';
 	const workflowId = ctx.getWorkflow().id ?? '';
 	return uuidFromText(
-		['n8n-nodes-document-workflow', 'trigger', workflowId, executionId, node.id ?? node.name, runIndexOf(ctx, itemIndex), itemIndex].join('\u0000'),
+		[
+			'n8n-nodes-document-workflow',
+			'trigger',
+			workflowId,
+			executionId,
+			node.id ?? node.name,
+			runIndexOf(ctx, itemIndex),
+			itemIndex,
+		].join('\u0000'),
 	);
 }
 
@@ -48,7 +58,12 @@ const STORE_KEY = 'documentWorkflowTriggerResults';
  * n8n saves the execution context with the execution, so for a batch of thousands of items
  * this stays a few dozen bytes per item however long the references or answers are.
  */
-type Remembered = [documentId: string | null, runId: string | null, status: string | null, reference?: unknown];
+type Remembered = [
+	documentId: string | null,
+	runId: string | null,
+	status: string | null,
+	reference?: unknown,
+];
 
 /**
  * Trigger results by idempotency key, kept in the node's execution context. n8n keeps that
@@ -78,16 +93,35 @@ const textOrNull = (value: unknown): string | null => (typeof value === 'string'
 /** The API echoes the reference sent; an empty one comes back as null. */
 const echoOf = (reference: string): string | null => (reference === '' ? null : reference);
 
-export function rememberTriggerResult(ctx: IExecuteFunctions, key: string, result: IDataObject, sentReference: string): void {
-	const remembered: Remembered = [textOrNull(result.documentId), textOrNull(result.runId), textOrNull(result.status)];
-	if ((result.reference ?? null) !== echoOf(sentReference)) remembered.push(result.reference ?? null);
+export function rememberTriggerResult(
+	ctx: IExecuteFunctions,
+	key: string,
+	result: IDataObject,
+	sentReference: string,
+): void {
+	const remembered: Remembered = [
+		textOrNull(result.documentId),
+		textOrNull(result.runId),
+		textOrNull(result.status),
+	];
+	if ((result.reference ?? null) !== echoOf(sentReference))
+		remembered.push(result.reference ?? null);
 	store(ctx)[key.toLowerCase()] = remembered;
 }
 
 /** The trigger result an earlier attempt with this key got, rebuilt from what was kept; undefined if none. */
-export function recalledTriggerResult(ctx: IExecuteFunctions, key: string, sentReference: string): IDataObject | undefined {
+export function recalledTriggerResult(
+	ctx: IExecuteFunctions,
+	key: string,
+	sentReference: string,
+): IDataObject | undefined {
 	const found = store(ctx)[key.toLowerCase()];
 	if (!Array.isArray(found)) return undefined;
 	const [documentId, runId, status, reference] = found as Remembered;
-	return { documentId, runId, status, reference: found.length > 3 ? (reference as IDataObject['reference']) : echoOf(sentReference) };
+	return {
+		documentId,
+		runId,
+		status,
+		reference: found.length > 3 ? (reference as IDataObject['reference']) : echoOf(sentReference),
+	};
 }

@@ -68,7 +68,10 @@ function multipartFrame(
 		`--${boundary}\r\n` +
 		`Content-Disposition: form-data; name="file"; filename="${escapeParam(file.fileName)}"\r\n` +
 		`Content-Type: ${file.mimeType.replace(/[\r\n]/g, '')}\r\n\r\n`;
-	return { preamble: Buffer.from(head, 'utf8'), epilogue: Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8') };
+	return {
+		preamble: Buffer.from(head, 'utf8'),
+		epilogue: Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8'),
+	};
 }
 
 /** The file name and media type to send for a binary; falls back to sensible defaults. */
@@ -80,19 +83,28 @@ function uploadFileOf(binary: IBinaryData): UploadFile {
 }
 
 /** The size of a binary kept by id: from the binary itself, else from n8n's store; undefined if neither knows. */
-async function storedFileBytes(ctx: IExecuteFunctions, binary: IBinaryData & { id: string }): Promise<number | undefined> {
+async function storedFileBytes(
+	ctx: IExecuteFunctions,
+	binary: IBinaryData & { id: string },
+): Promise<number | undefined> {
 	if (typeof binary.bytes === 'number') return binary.bytes;
 	try {
 		const { fileSize } = await ctx.helpers.getBinaryMetadata(binary.id);
 		return Number.isFinite(fileSize) ? fileSize : undefined;
 	} catch (error) {
-		ctx.logger?.debug('The binary store did not give the file size', { error: (error as Error).message });
+		ctx.logger?.debug('The binary store did not give the file size', {
+			error: (error as Error).message,
+		});
 		return undefined;
 	}
 }
 
 /** The upload of one binary (with an optional reference) as a multipart body. */
-export async function multipartUpload(ctx: IExecuteFunctions, binary: IBinaryData, reference: string | undefined): Promise<MultipartUpload> {
+export async function multipartUpload(
+	ctx: IExecuteFunctions,
+	binary: IBinaryData,
+	reference: string | undefined,
+): Promise<MultipartUpload> {
 	const boundary = newBoundary();
 	const file = uploadFileOf(binary);
 	const contentType = `multipart/form-data; boundary=${boundary}`;
@@ -101,12 +113,18 @@ export async function multipartUpload(ctx: IExecuteFunctions, binary: IBinaryDat
 	const { id } = binary;
 	if (!id) {
 		const whole = Buffer.concat([preamble, Buffer.from(binary.data, BINARY_ENCODING), epilogue]);
-		return { contentType, file, fileBytes: whole.length - preamble.length - epilogue.length, body: async () => whole };
+		return {
+			contentType,
+			file,
+			fileBytes: whole.length - preamble.length - epilogue.length,
+			body: async () => whole,
+		};
 	}
 
 	async function* framed(fileStream: AsyncIterable<unknown>): AsyncGenerator<Buffer> {
 		yield preamble;
-		for await (const chunk of fileStream) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+		for await (const chunk of fileStream)
+			yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
 		yield epilogue;
 	}
 	return {

@@ -34,7 +34,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The ids in an event's `data`, at most two levels deep (the spec does not show what it holds). */
 function idsIn(value: unknown, depth = 0, found = new Set<string>()): Set<string> {
 	if (typeof value === 'string' && UUID.test(value)) found.add(value.toLowerCase());
-	else if (value && typeof value === 'object' && depth < 3) for (const inner of Object.values(value)) idsIn(inner, depth + 1, found);
+	else if (value && typeof value === 'object' && depth < 3)
+		for (const inner of Object.values(value)) idsIn(inner, depth + 1, found);
 	return found;
 }
 
@@ -63,11 +64,17 @@ export class RunEventReader {
 		this.unexplainedAt.shift();
 		if (this.namesRuns === undefined) this.unconfirmedAt.push(now);
 		this.recentlyFinal.set(runId.toLowerCase(), now);
-		for (const [id, at] of this.recentlyFinal) if (at < now - RECENTLY_FINAL_MS || this.recentlyFinal.size > RECENTLY_FINAL_KEPT) this.recentlyFinal.delete(id);
+		for (const [id, at] of this.recentlyFinal)
+			if (at < now - RECENTLY_FINAL_MS || this.recentlyFinal.size > RECENTLY_FINAL_KEPT)
+				this.recentlyFinal.delete(id);
 	}
 
 	/** One read of what was added since the last (`pending`: the runs the watcher waits on); undefined if unreadable. */
-	async read(ctx: IExecuteFunctions, signal: AbortSignal, pending: Set<string>): Promise<EventHint | undefined> {
+	async read(
+		ctx: IExecuteFunctions,
+		signal: AbortSignal,
+		pending: Set<string>,
+	): Promise<EventHint | undefined> {
 		const hint: EventHint = { named: new Set(), unexplained: 0, complete: true };
 		const now = Date.now();
 		let events: IDataObject[];
@@ -82,20 +89,27 @@ export class RunEventReader {
 		let unnamed = 0;
 		for (const event of events) {
 			if (!RUN_EVENT.test(String(event.type))) continue;
-			const runIds = [...idsIn(event.data)].filter((runId) => pending.has(runId) || this.recentlyFinal.has(runId));
+			const runIds = [...idsIn(event.data)].filter(
+				(runId) => pending.has(runId) || this.recentlyFinal.has(runId),
+			);
 			for (const runId of runIds) hint.named.add(runId);
 			if (runIds.length === 0) unnamed++;
 		}
 		this.learnNaming(hint, now);
-		if (this.namesRuns !== true) hint.unexplained = this.countUnexplained(Date.now(), unnamed, pending.size);
+		if (this.namesRuns !== true)
+			hint.unexplained = this.countUnexplained(Date.now(), unnamed, pending.size);
 		return hint;
 	}
 
 	private learnNaming(hint: EventHint, now: number): void {
 		if (hint.named.size > 0) this.namesRuns = true;
 		const unknown = this.namesRuns === undefined;
-		this.misses += unknown ? this.unconfirmedAt.filter((at) => now - at >= NAMING_EVIDENCE_MS).length : 0;
-		this.unconfirmedAt = unknown ? this.unconfirmedAt.filter((at) => now - at < NAMING_EVIDENCE_MS) : [];
+		this.misses += unknown
+			? this.unconfirmedAt.filter((at) => now - at >= NAMING_EVIDENCE_MS).length
+			: 0;
+		this.unconfirmedAt = unknown
+			? this.unconfirmedAt.filter((at) => now - at < NAMING_EVIDENCE_MS)
+			: [];
 		if (this.misses >= NAMING_MISSES) this.namesRuns ??= false;
 	}
 
@@ -116,7 +130,11 @@ export class RunEventReader {
 	}
 
 	/** Pages by key from an id read `OVERLAP_MS` ago; past `MAX_PAGES`, on to the newest page. */
-	private async readSince(ctx: IExecuteFunctions, signal: AbortSignal, hint: EventHint): Promise<IDataObject[]> {
+	private async readSince(
+		ctx: IExecuteFunctions,
+		signal: AbortSignal,
+		hint: EventHint,
+	): Promise<IDataObject[]> {
 		const fresh: IDataObject[] = [];
 		let after = this.overlapStart();
 		for (let read = 0; ; read++) {
@@ -125,7 +143,10 @@ export class RunEventReader {
 			if (page.data.length < PAGE_SIZE || page.pages <= 1) return fresh;
 			if (read + 1 >= MAX_PAGES) {
 				hint.complete = false;
-				const newest = await this.list(ctx, signal, { after: String(page.data[page.data.length - 1].id), page: page.pages - 1 });
+				const newest = await this.list(ctx, signal, {
+					after: String(page.data[page.data.length - 1].id),
+					page: page.pages - 1,
+				});
 				fresh.push(...this.remember(newest.data));
 				return fresh;
 			}
@@ -147,7 +168,9 @@ export class RunEventReader {
 	/** Keeps the ids of `events`; returns those not read before. */
 	private remember(events: IDataObject[]): IDataObject[] {
 		const now = Date.now();
-		const fresh = events.filter((event) => typeof event.id === 'string' && !this.seen.has(event.id));
+		const fresh = events.filter(
+			(event) => typeof event.id === 'string' && !this.seen.has(event.id),
+		);
 		for (const event of fresh) this.seen.set(String(event.id), now);
 		for (const id of this.seen.keys()) {
 			if (this.seen.size <= SEEN_LIMIT) break;
@@ -156,9 +179,19 @@ export class RunEventReader {
 		return fresh;
 	}
 
-	private async list(ctx: IExecuteFunctions, signal: AbortSignal, qs: IDataObject): Promise<{ data: IDataObject[]; pages: number }> {
-		const { body } = await apiRequest<{ data?: unknown; pages?: unknown }>(ctx, { method: 'GET', path: '/events', qs: { ...qs, pageSize: PAGE_SIZE } }, { signal });
-		const data = Array.isArray(body?.data) ? (body.data as IDataObject[]).filter((event) => event && typeof event === 'object') : [];
+	private async list(
+		ctx: IExecuteFunctions,
+		signal: AbortSignal,
+		qs: IDataObject,
+	): Promise<{ data: IDataObject[]; pages: number }> {
+		const { body } = await apiRequest<{ data?: unknown; pages?: unknown }>(
+			ctx,
+			{ method: 'GET', path: '/events', qs: { ...qs, pageSize: PAGE_SIZE } },
+			{ signal },
+		);
+		const data = Array.isArray(body?.data)
+			? (body.data as IDataObject[]).filter((event) => event && typeof event === 'object')
+			: [];
 		return { data, pages: Number(body?.pages) || 1 };
 	}
 }

@@ -52,12 +52,19 @@ export const OUTPUT_ERROR_OVERRIDES: Record<number, ApiErrorOverrides> = {
 };
 
 export function isJsonContentType(contentType: string | undefined): boolean {
-	const type = String(contentType ?? '').split(';')[0].trim().toLowerCase();
+	const type = String(contentType ?? '')
+		.split(';')[0]
+		.trim()
+		.toLowerCase();
 	return type === 'application/json' || type.endsWith('+json') || type === 'text/json';
 }
 
 /** Fetches a run's output and turns it into item data; 409/413 throw explained errors. */
-export async function fetchRunOutput(ctx: IExecuteFunctions, runId: string, options: RunOutputOptions): Promise<RunOutputData> {
+export async function fetchRunOutput(
+	ctx: IExecuteFunctions,
+	runId: string,
+	options: RunOutputOptions,
+): Promise<RunOutputData> {
 	const response = await requestOutput(ctx, runId, options, false);
 	return await outputToItemData(ctx, response.body ?? {}, options);
 }
@@ -67,7 +74,11 @@ export async function fetchRunOutput(ctx: IExecuteFunctions, runId: string, opti
  * `outputFilename` and `output` or the binary property; a 409 or 413 is explained in
  * `outputError` and `outputErrorDescription` (with the API's ids) instead of failing the item.
  */
-export async function waitOutputFields(ctx: IExecuteFunctions, runId: string, options: RunOutputOptions): Promise<RunOutputData> {
+export async function waitOutputFields(
+	ctx: IExecuteFunctions,
+	runId: string,
+	options: RunOutputOptions,
+): Promise<RunOutputData> {
 	const response = await requestOutput(ctx, runId, options, true);
 	if (response.statusCode === 409 || response.statusCode === 413) {
 		const explained = apiErrorFromResponse(
@@ -76,22 +87,47 @@ export async function waitOutputFields(ctx: IExecuteFunctions, runId: string, op
 			{ method: 'GET', path: `/runs/${runId}/output`, itemIndex: options.itemIndex },
 			OUTPUT_ERROR_OVERRIDES[response.statusCode],
 		);
-		return { json: { output: null, outputError: explained.message, outputErrorDescription: explained.description ?? '' } };
+		return {
+			json: {
+				output: null,
+				outputError: explained.message,
+				outputErrorDescription: explained.description ?? '',
+			},
+		};
 	}
 	const { json, binary } = await outputToItemData(ctx, response.body ?? {}, options);
-	const fields: IDataObject = { outputKind: json.kind ?? null, outputContentType: json.contentType ?? null, outputFilename: json.filename ?? null };
+	const fields: IDataObject = {
+		outputKind: json.kind ?? null,
+		outputContentType: json.contentType ?? null,
+		outputFilename: json.filename ?? null,
+	};
 	if (binary) fields.outputBinaryPropertyName = options.binaryPropertyName;
 	else fields.output = json.output ?? null;
 	return { json: fields, binary };
 }
 
-async function requestOutput(ctx: IExecuteFunctions, runId: string, options: RunOutputOptions, soft: boolean) {
+async function requestOutput(
+	ctx: IExecuteFunctions,
+	runId: string,
+	options: RunOutputOptions,
+	soft: boolean,
+) {
 	const qs: IDataObject = {};
 	if (options.nodeId) qs.nodeId = options.nodeId;
 	return await apiRequest<RunOutputBody>(
 		ctx,
-		{ method: 'GET', path: '/runs/{runId}/output', pathParams: { runId }, qs, itemIndex: options.itemIndex },
-		{ errorOverrides: OUTPUT_ERROR_OVERRIDES, acceptStatuses: soft ? [409, 413] : undefined, signal: options.signal },
+		{
+			method: 'GET',
+			path: '/runs/{runId}/output',
+			pathParams: { runId },
+			qs,
+			itemIndex: options.itemIndex,
+		},
+		{
+			errorOverrides: OUTPUT_ERROR_OVERRIDES,
+			acceptStatuses: soft ? [409, 413] : undefined,
+			signal: options.signal,
+		},
 	);
 }
 
@@ -101,15 +137,21 @@ export async function outputToItemData(
 	options: Pick<RunOutputOptions, 'binaryPropertyName' | 'itemIndex'>,
 ): Promise<RunOutputData> {
 	const contentType = typeof body.contentType === 'string' ? body.contentType : undefined;
-	const filename = typeof body.filename === 'string' && body.filename.trim() ? body.filename.trim() : undefined;
+	const filename =
+		typeof body.filename === 'string' && body.filename.trim() ? body.filename.trim() : undefined;
 	const json: IDataObject = { contentType: contentType ?? null, filename: filename ?? null };
 
 	if (body.isBase64 === true) {
 		if (typeof body.output !== 'string') {
-			throw new NodeOperationError(ctx.getNode(), 'The API returned a binary output without its content', {
-				itemIndex: options.itemIndex,
-				description: 'The output was marked as base64 but carried no string. Try again; if it persists, report it to the service.',
-			});
+			throw new NodeOperationError(
+				ctx.getNode(),
+				'The API returned a binary output without its content',
+				{
+					itemIndex: options.itemIndex,
+					description:
+						'The output was marked as base64 but carried no string. Try again; if it persists, report it to the service.',
+				},
+			);
 		}
 		const data = Buffer.from(body.output, 'base64');
 		const binaryData = await ctx.helpers.prepareBinaryData(data, filename ?? 'output', contentType);

@@ -58,7 +58,16 @@ export class RunScheduler {
 	/** Probes of the current round are checked in turn (true) or each on its own gap (false). */
 	private rotating = false;
 
-	constructor(runs: Array<{ key: number; submittedAt: number; firstCheckAge?: number; expectedAge?: number; limitAt?: number }>, private readonly settings: SchedulerSettings) {
+	constructor(
+		runs: Array<{
+			key: number;
+			submittedAt: number;
+			firstCheckAge?: number;
+			expectedAge?: number;
+			limitAt?: number;
+		}>,
+		private readonly settings: SchedulerSettings,
+	) {
 		for (const run of runs) {
 			const firstCheckAge = Math.max(settings.firstCheckMs, run.firstCheckAge ?? 0);
 			this.runs.set(run.key, { ...run, firstCheckAge, role: 'waiting', round: 0, checking: false });
@@ -84,7 +93,8 @@ export class RunScheduler {
 	take(key: number, now: number): void {
 		const run = this.runs.get(key)!;
 		run.checking = true;
-		if (this.rotating && run.role === 'probe') this.rotationAt = now + this.gap(now - run.submittedAt);
+		if (this.rotating && run.role === 'probe')
+			this.rotationAt = now + this.gap(now - run.submittedAt);
 	}
 
 	/** A check found the run not final (or the caller will pin its next check); `looked`: a look at the event list showed no end. */
@@ -103,7 +113,8 @@ export class RunScheduler {
 			run.dueAt = undefined;
 			this.maybeNextRound(now);
 		} else if (run.role === 'probe') this.scheduleProbe(run, now);
-		if (looked && run.readAge !== undefined && run.dueAt !== undefined) run.dueAt = Math.min(run.dueAt, run.submittedAt + LOOKS_STAND_IN_UP_TO * run.readAge);
+		if (looked && run.readAge !== undefined && run.dueAt !== undefined)
+			run.dueAt = Math.min(run.dueAt, run.submittedAt + LOOKS_STAND_IN_UP_TO * run.readAge);
 	}
 
 	/** The wait for this run is over (final, stopped early, failed, or ended by the caller). */
@@ -147,7 +158,9 @@ export class RunScheduler {
 	}
 
 	/** Where the run stands (undefined once its wait is over): `pinnedAt` is set while the caller decides its next check. */
-	stateOf(key: number): Readonly<Pick<Tracked, 'role' | 'submittedAt' | 'pinnedAt' | 'checking'>> | undefined {
+	stateOf(
+		key: number,
+	): Readonly<Pick<Tracked, 'role' | 'submittedAt' | 'pinnedAt' | 'checking'>> | undefined {
 		return this.runs.get(key);
 	}
 
@@ -160,18 +173,37 @@ export class RunScheduler {
 	private gap(ageMs: number, expectedAge?: number): number {
 		const shortest = Math.max(10, this.settings.firstCheckMs / 4);
 		let precision = this.settings.precision ?? PRECISION;
-		if (expectedAge !== undefined && ageMs < expectedAge * EXPECTED_END_WINDOW) precision = Math.min(precision, EXPECTED_END_PRECISION);
-		return Math.min(this.settings.longestIntervalMs, Math.max(shortest, ageMs * precision - Math.min(ANSWER_MARGIN_MS, ageMs * ANSWER_MARGIN_SHARE)));
+		if (expectedAge !== undefined && ageMs < expectedAge * EXPECTED_END_WINDOW)
+			precision = Math.min(precision, EXPECTED_END_PRECISION);
+		return Math.min(
+			this.settings.longestIntervalMs,
+			Math.max(
+				shortest,
+				ageMs * precision - Math.min(ANSWER_MARGIN_MS, ageMs * ANSWER_MARGIN_SHARE),
+			),
+		);
 	}
 
 	/** When the run's check is due: undefined while it is being checked, `held`, or waits for a sweep. */
-	private dueTimeOf(run: Tracked, held: (key: number) => boolean = () => false): number | undefined {
+	private dueTimeOf(
+		run: Tracked,
+		held: (key: number) => boolean = () => false,
+	): number | undefined {
 		if (run.checking || held(run.key)) return undefined;
 		let due = run.pinnedAt ?? run.dueAt;
-		if (run.pinnedAt === undefined && run.role === 'probe' && this.rotating && run.round === this.round) {
+		if (
+			run.pinnedAt === undefined &&
+			run.role === 'probe' &&
+			this.rotating &&
+			run.round === this.round
+		) {
 			// The probe checked longest ago (or never) goes next, at the rotation's time, unless lined up earlier.
-			const rotationDue = this.nextInRotation() === run ? Math.max(this.rotationAt, run.submittedAt + run.firstCheckAge) : undefined;
-			if (run.dueAt === undefined || (rotationDue !== undefined && rotationDue <= run.dueAt)) due = rotationDue;
+			const rotationDue =
+				this.nextInRotation() === run
+					? Math.max(this.rotationAt, run.submittedAt + run.firstCheckAge)
+					: undefined;
+			if (run.dueAt === undefined || (rotationDue !== undefined && rotationDue <= run.dueAt))
+				due = rotationDue;
 		}
 		return run.limitAt === undefined ? due : Math.min(due ?? Infinity, run.limitAt);
 	}
@@ -179,9 +211,23 @@ export class RunScheduler {
 	private nextInRotation(): Tracked | undefined {
 		let best: Tracked | undefined;
 		for (const run of this.runs.values()) {
-			if (run.role !== 'probe' || run.round !== this.round || run.checking || run.pinnedAt !== undefined) continue;
-			const [checked, bestChecked] = [run.lastCheckedAt ?? -Infinity, best?.lastCheckedAt ?? -Infinity];
-			if (!best || checked < bestChecked || (checked === bestChecked && run.submittedAt < best.submittedAt)) best = run;
+			if (
+				run.role !== 'probe' ||
+				run.round !== this.round ||
+				run.checking ||
+				run.pinnedAt !== undefined
+			)
+				continue;
+			const [checked, bestChecked] = [
+				run.lastCheckedAt ?? -Infinity,
+				best?.lastCheckedAt ?? -Infinity,
+			];
+			if (
+				!best ||
+				checked < bestChecked ||
+				(checked === bestChecked && run.submittedAt < best.submittedAt)
+			)
+				best = run;
 		}
 		return best;
 	}
@@ -190,7 +236,13 @@ export class RunScheduler {
 	private lineUpNext(age: number): void {
 		let next: Tracked | undefined;
 		for (const other of this.runs.values()) {
-			if (other.role !== 'probe' || other.round !== this.round || other.checking || (other.lastPendingAge ?? -1) >= age) continue;
+			if (
+				other.role !== 'probe' ||
+				other.round !== this.round ||
+				other.checking ||
+				(other.lastPendingAge ?? -1) >= age
+			)
+				continue;
 			if (!next || other.submittedAt < next.submittedAt) next = other;
 		}
 		if (!next) return;
@@ -200,36 +252,62 @@ export class RunScheduler {
 
 	private scheduleProbe(run: Tracked, now: number): void {
 		if (run.dueAt !== undefined && run.dueAt <= now) run.dueAt = undefined;
-		if (!this.rotating) run.dueAt = Math.max(now + this.gap(now - run.submittedAt, run.expectedAge), run.submittedAt + run.firstCheckAge);
+		if (!this.rotating)
+			run.dueAt = Math.max(
+				now + this.gap(now - run.submittedAt, run.expectedAge),
+				run.submittedAt + run.firstCheckAge,
+			);
 	}
 
 	private startRound(now: number): void {
-		const pool = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt || a.key - b.key);
+		const pool = [...this.runs.values()]
+			.filter((run) => run.role === 'waiting' && run.round === this.round)
+			.sort((a, b) => a.submittedAt - b.submittedAt || a.key - b.key);
 		if (pool.length === 0) return;
 		this.rotating = pool.length > PROBES;
 		this.rotationAt = now;
 		const count = Math.min(PROBES, pool.length);
-		const probeIndexes = new Set(Array.from({ length: count }, (_, i) => Math.floor(((i + 0.5) * pool.length) / count)));
+		const probeIndexes = new Set(
+			Array.from({ length: count }, (_, i) => Math.floor(((i + 0.5) * pool.length) / count)),
+		);
 		this.roundProbes = [];
 		pool.forEach((run, index) => {
 			if (!probeIndexes.has(index)) return;
 			run.role = 'probe';
 			this.roundProbes.push(run);
-			run.dueAt = this.rotating ? undefined : Math.max(now, run.submittedAt + run.firstCheckAge, (run.lastCheckedAt ?? -Infinity) + this.gap(now - run.submittedAt));
+			run.dueAt = this.rotating
+				? undefined
+				: Math.max(
+						now,
+						run.submittedAt + run.firstCheckAge,
+						(run.lastCheckedAt ?? -Infinity) + this.gap(now - run.submittedAt),
+					);
 		});
 	}
 
 	/** Sweeps the round's other runs, oldest first, as far as its probes allow (README.md, "One sweep"). */
 	private maybeSweep(now: number): void {
-		const waiting = [...this.runs.values()].filter((run) => run.role === 'waiting' && run.round === this.round).sort((a, b) => a.submittedAt - b.submittedAt);
-		const oldest = this.roundProbes.reduce<Tracked | undefined>((a, b) => (a === undefined || b.submittedAt < a.submittedAt ? b : a), undefined);
-		const doneAges = this.roundProbes.flatMap((probe) => (probe.doneAge === undefined ? [] : [probe.doneAge]));
+		const waiting = [...this.runs.values()]
+			.filter((run) => run.role === 'waiting' && run.round === this.round)
+			.sort((a, b) => a.submittedAt - b.submittedAt);
+		const oldest = this.roundProbes.reduce<Tracked | undefined>(
+			(a, b) => (a === undefined || b.submittedAt < a.submittedAt ? b : a),
+			undefined,
+		);
+		const doneAges = this.roundProbes.flatMap((probe) =>
+			probe.doneAge === undefined ? [] : [probe.doneAge],
+		);
 		const varied = Math.max(...doneAges) > Math.min(...doneAges) * ONE_LENGTH;
 		for (const run of waiting) {
-			const older = this.roundProbes.filter((probe) => varied || probe === oldest || probe.submittedAt <= run.submittedAt);
+			const older = this.roundProbes.filter(
+				(probe) => varied || probe === oldest || probe.submittedAt <= run.submittedAt,
+			);
 			if (older.some((probe) => probe.doneAge === undefined)) break;
 			run.role = 'swept';
-			run.dueAt = Math.max(now, run.submittedAt + Math.max(...older.map((probe) => probe.doneAge!), run.firstCheckAge));
+			run.dueAt = Math.max(
+				now,
+				run.submittedAt + Math.max(...older.map((probe) => probe.doneAge!), run.firstCheckAge),
+			);
 		}
 	}
 

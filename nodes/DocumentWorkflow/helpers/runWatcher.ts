@@ -10,7 +10,13 @@ import type { RunState, WaitOutcome, WaitSettings, WaitTarget } from './runCheck
 import { FINAL_STATUSES, checkOnce } from './runCheck';
 import { RunEventReader } from './runEvents';
 import { ONE_LENGTH, PRECISION, RunScheduler, SINGLE_RUN_PRECISION } from './runScheduler';
-import { CREDENTIAL_TYPE, ExecutionCancelledError, cancelSignalOf, limitScope, normalizeBaseUrl } from '../../shared/transport';
+import {
+	CREDENTIAL_TYPE,
+	ExecutionCancelledError,
+	cancelSignalOf,
+	limitScope,
+	normalizeBaseUrl,
+} from '../../shared/transport';
 
 /** What each value sets: README.md, "The values, and why". */
 const BUSY_SLICE_MS = 5;
@@ -25,7 +31,8 @@ const WORKFLOWS_KEPT = 200;
 const KEYS_KEPT = 100;
 
 /** The key of an API workflow's run lengths: ids compared as the API compares them. */
-const workflowKey = (workflowId: string | undefined): string => (workflowId ?? '').trim().toLowerCase();
+const workflowKey = (workflowId: string | undefined): string =>
+	(workflowId ?? '').trim().toLowerCase();
 
 /** What this process learned about an API key's runs; kept after the waits end, bounded. */
 class Knowledge {
@@ -49,27 +56,61 @@ class Knowledge {
 	/** A run's length from its submission (its `startedOn`, waited on by id) to its end (README.md, "What one run taught"). */
 	learn(state: RunState, now: number): void {
 		const run = state.lastRun ?? {};
-		const [started, completed] = [Date.parse(String(run.startedOn)), Date.parse(String(run.completedOn))];
+		const [started, completed] = [
+			Date.parse(String(run.startedOn)),
+			Date.parse(String(run.completedOn)),
+		];
 		// Kept on the API's clock: `completedOn − submittedAt` carries its lead already.
-		const kept = state.target.submittedAt === undefined ? completed - started + this.ahead : completed - state.submittedAt;
+		const kept =
+			state.target.submittedAt === undefined
+				? completed - started + this.ahead
+				: completed - state.submittedAt;
 		const workflowId = workflowKey(String(run.workflowId ?? state.target.workflowId ?? ''));
-		const seen = Number.isFinite(kept) && kept >= this.ahead ? kept : now - state.submittedAt + this.ahead;
+		const seen =
+			Number.isFinite(kept) && kept >= this.ahead ? kept : now - state.submittedAt + this.ahead;
 		const known = this.lengths.get(workflowId) ?? { shortest: seen, longest: seen, runs: 0 };
 		this.lengths.delete(workflowId);
-		this.lengths.set(workflowId, { shortest: Math.min(known.shortest, seen), longest: Math.max(known.longest, seen), runs: known.runs + 1 });
+		this.lengths.set(workflowId, {
+			shortest: Math.min(known.shortest, seen),
+			longest: Math.max(known.longest, seen),
+			runs: known.runs + 1,
+		});
 		if (this.lengths.size > WORKFLOWS_KEPT) this.lengths.delete(this.lengths.keys().next().value!);
 		this.events.seenFinal(state.runId, now);
 	}
 
 	/** What this workflow's runs seen final tell, undefined before one (README.md, "What one run taught", "The event list as a hint"). */
-	lengthsOf(workflowId: string | undefined, graceMs: number): { shortest: number; longest: number; firstCheckAge: number; expectedAge?: number; firstReadAge: number } | undefined {
+	lengthsOf(
+		workflowId: string | undefined,
+		graceMs: number,
+	):
+		| {
+				shortest: number;
+				longest: number;
+				firstCheckAge: number;
+				expectedAge?: number;
+				firstReadAge: number;
+		  }
+		| undefined {
 		const kept = this.lengths.get(workflowKey(workflowId));
 		if (!kept) return undefined;
-		const [shortest, longest] = [Math.max(0, kept.shortest - this.ahead), Math.max(0, kept.longest - this.ahead)];
+		const [shortest, longest] = [
+			Math.max(0, kept.shortest - this.ahead),
+			Math.max(0, kept.longest - this.ahead),
+		];
 		const firstCheckAge = (this.events.namesRuns === true ? longest : shortest) * 1.04 + 150;
-		const expectedAge = kept.runs >= RUNS_FOR_ONE_LENGTH && longest <= shortest * ONE_LENGTH ? firstCheckAge : undefined;
+		const expectedAge =
+			kept.runs >= RUNS_FOR_ONE_LENGTH && longest <= shortest * ONE_LENGTH
+				? firstCheckAge
+				: undefined;
 		// Where lengths vary, not before the grace period either: its read of the run is due anyway, and one read serves both.
-		return { shortest, longest, firstCheckAge, expectedAge, firstReadAge: expectedAge ?? Math.max(PAST_LONGEST * longest, graceMs) };
+		return {
+			shortest,
+			longest,
+			firstCheckAge,
+			expectedAge,
+			firstReadAge: expectedAge ?? Math.max(PAST_LONGEST * longest, graceMs),
+		};
 	}
 }
 
@@ -92,15 +133,38 @@ class Wait {
 	private readonly startedOn = new Map<number, number>();
 	private latestStart = -Infinity;
 
-	constructor(readonly ctx: IExecuteFunctions, readonly states: RunState[], readonly settings: WaitSettings, readonly failFast: boolean, private readonly knowledge: Knowledge, private readonly begin: number) {
+	constructor(
+		readonly ctx: IExecuteFunctions,
+		readonly states: RunState[],
+		readonly settings: WaitSettings,
+		readonly failFast: boolean,
+		private readonly knowledge: Knowledge,
+		private readonly begin: number,
+	) {
 		this.executionSignal = cancelSignalOf(ctx);
-		this.signal = this.executionSignal ? AbortSignal.any([this.over.signal, this.executionSignal]) : this.over.signal;
-		const lengths = states.map((state) => knowledge.lengthsOf(state.target.workflowId, settings.notFoundGraceMs));
+		this.signal = this.executionSignal
+			? AbortSignal.any([this.over.signal, this.executionSignal])
+			: this.over.signal;
+		const lengths = states.map((state) =>
+			knowledge.lengthsOf(state.target.workflowId, settings.notFoundGraceMs),
+		);
 		this.lengthKnown = lengths.every((known) => known !== undefined);
-		const runs = states.map(({ submittedAt, deadline }, key) => ({ key, submittedAt, firstCheckAge: lengths[key]?.firstCheckAge, expectedAge: lengths[key]?.expectedAge, limitAt: deadline }));
-		this.scheduler = new RunScheduler(runs, { firstCheckMs: settings.initialIntervalMs, longestIntervalMs: settings.maxIntervalMs, precision: states.length === 1 ? SINGLE_RUN_PRECISION : PRECISION });
+		const runs = states.map(({ submittedAt, deadline }, key) => ({
+			key,
+			submittedAt,
+			firstCheckAge: lengths[key]?.firstCheckAge,
+			expectedAge: lengths[key]?.expectedAge,
+			limitAt: deadline,
+		}));
+		this.scheduler = new RunScheduler(runs, {
+			firstCheckMs: settings.initialIntervalMs,
+			longestIntervalMs: settings.maxIntervalMs,
+			precision: states.length === 1 ? SINGLE_RUN_PRECISION : PRECISION,
+		});
 		// Runs waited on by id: when they started is not known. The probes are read at once; their starts place the others.
-		for (const [key, state] of states.entries()) if (state.target.submittedAt === undefined && this.scheduler.stateOf(key)?.role === 'probe') this.scheduler.pin(key, begin);
+		for (const [key, state] of states.entries())
+			if (state.target.submittedAt === undefined && this.scheduler.stateOf(key)?.role === 'probe')
+				this.scheduler.pin(key, begin);
 	}
 
 	/** Ends the wait when its runs are all done, or it failed or was cancelled; true once ended. */
@@ -115,13 +179,21 @@ class Wait {
 	/** Whether an event read may stand in for this run's check: not in a batch, while 404, near its limit, pinned, or once named. */
 	lookable(key: number, now: number): boolean {
 		const state = this.states[key];
-		if (this.states.length > 1 || this.named.has(key) || this.scheduler.stateOf(key)?.pinnedAt !== undefined || state.notFoundSince !== undefined) return false;
+		if (
+			this.states.length > 1 ||
+			this.named.has(key) ||
+			this.scheduler.stateOf(key)?.pinnedAt !== undefined ||
+			state.notFoundSince !== undefined
+		)
+			return false;
 		return state.deadline === undefined || state.deadline > now + 1000;
 	}
 
 	/** The share of a run's age between reads of the list that look at it (README.md, "The event list as a hint"). */
 	lookShareAt(age: number, lengths: { longest: number } | undefined): number {
-		return this.lengthKnown || (lengths !== undefined && age > PAST_LONGEST * lengths.longest) ? LOOK_SHARE_KNOWN : LOOK_SHARE_UNKNOWN;
+		return this.lengthKnown || (lengths !== undefined && age > PAST_LONGEST * lengths.longest)
+			? LOOK_SHARE_KNOWN
+			: LOOK_SHARE_UNKNOWN;
 	}
 
 	/** A run never read yet whose first check a quiet event read stands in for (see README.md). */
@@ -131,7 +203,11 @@ class Wait {
 		const age = now - state.submittedAt;
 		if (!this.lengthKnown && age < this.settings.notFoundGraceMs) return true;
 		if (this.knowledge.events.namesRuns !== true) return false;
-		return age < (this.knowledge.lengthsOf(state.target.workflowId, this.settings.notFoundGraceMs)?.firstReadAge ?? this.settings.notFoundGraceMs);
+		return (
+			age <
+			(this.knowledge.lengthsOf(state.target.workflowId, this.settings.notFoundGraceMs)
+				?.firstReadAge ?? this.settings.notFoundGraceMs)
+		);
 	}
 
 	async check(key: number): Promise<void> {
@@ -142,7 +218,8 @@ class Wait {
 			this.knowledge.observe(state.lastRun, now);
 			if (outcome) {
 				this.outcomes.set(key, outcome);
-				const final = state.lastRun !== undefined && FINAL_STATUSES.includes(String(state.lastRun.status));
+				const final =
+					state.lastRun !== undefined && FINAL_STATUSES.includes(String(state.lastRun.status));
 				if (final) this.knowledge.learn(state, now);
 				this.scheduler.reportDone(key, now, final);
 				if (outcome.error && this.failFast) this.failure ??= outcome.error;
@@ -178,13 +255,22 @@ class Wait {
 		for (let other = this.states.length - 1; other >= 0; other--) {
 			nextKnown = this.startedOn.get(other) ?? nextKnown;
 			const role = this.scheduler.stateOf(other)?.role;
-			if (this.states[other].target.submittedAt === undefined && role !== undefined && role !== 'swept') this.scheduler.restart(other, this.begin - (this.latestStart - nextKnown));
+			if (
+				this.states[other].target.submittedAt === undefined &&
+				role !== undefined &&
+				role !== 'swept'
+			)
+				this.scheduler.restart(other, this.begin - (this.latestStart - nextKnown));
 		}
 	}
 }
 
 const cancelledError = (ctx: IExecuteFunctions, itemIndex?: number): NodeOperationError =>
-	new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', itemIndex === undefined ? {} : { itemIndex });
+	new NodeOperationError(
+		ctx.getNode(),
+		'The execution was cancelled while waiting for runs',
+		itemIndex === undefined ? {} : { itemIndex },
+	);
 
 export class RunWatcher {
 	private readonly waits = new Set<Wait>();
@@ -194,12 +280,25 @@ export class RunWatcher {
 	/** Whether event reads look at the runs now: a run awaiting its first look is then held for the next read. */
 	private eventsCover = false;
 
-	constructor(private readonly scope: string, private readonly knowledge: Knowledge) {}
+	constructor(
+		private readonly scope: string,
+		private readonly knowledge: Knowledge,
+	) {}
 
-	async wait(ctx: IExecuteFunctions, targets: WaitTarget[], settings: WaitSettings, failFast: boolean): Promise<WaitOutcome[]> {
+	async wait(
+		ctx: IExecuteFunctions,
+		targets: WaitTarget[],
+		settings: WaitSettings,
+		failFast: boolean,
+	): Promise<WaitOutcome[]> {
 		const begin = Date.now();
 		const deadline = settings.maxWaitMs > 0 ? begin + settings.maxWaitMs : undefined;
-		const states: RunState[] = targets.map((target) => ({ target, runId: target.runId, submittedAt: target.submittedAt ?? begin, deadline }));
+		const states: RunState[] = targets.map((target) => ({
+			target,
+			runId: target.runId,
+			submittedAt: target.submittedAt ?? begin,
+			deadline,
+		}));
 		const wait = new Wait(ctx, states, settings, failFast, this.knowledge, begin);
 		this.waits.add(wait);
 		if (!this.running) void this.loop();
@@ -228,7 +327,10 @@ export class RunWatcher {
 	}
 
 	private get inFlight(): number {
-		return [...this.waits].reduce((count, wait) => count + wait.inFlight, this.eventReadInFlight ? 1 : 0);
+		return [...this.waits].reduce(
+			(count, wait) => count + wait.inFlight,
+			this.eventReadInFlight ? 1 : 0,
+		);
 	}
 
 	/** Sends the due checks, earliest first across every wait, within each wait's concurrency and the watcher's. */
@@ -238,7 +340,8 @@ export class RunWatcher {
 			for (const wait of this.waits) {
 				if (wait.failure || wait.inFlight >= wait.settings.concurrency) continue;
 				const due = wait.scheduler.nextDue(this.heldBy(wait, now));
-				if (due && due.at <= now && (!earliest || due.at < earliest.at)) earliest = { wait, ...due };
+				if (due && due.at <= now && (!earliest || due.at < earliest.at))
+					earliest = { wait, ...due };
 			}
 			if (!earliest) return;
 			earliest.wait.scheduler.take(earliest.key, now);
@@ -249,7 +352,8 @@ export class RunWatcher {
 
 	/** The runs of a wait whose check waits for the next read of the event list. */
 	private heldBy(wait: Wait, now: number): (key: number) => boolean {
-		return (key) => this.eventsCover && wait.firstCheckDeferrable(key, now) && wait.lookable(key, now);
+		return (key) =>
+			this.eventsCover && wait.firstCheckDeferrable(key, now) && wait.lookable(key, now);
 	}
 
 	/** Reads the event list when a look at the runs it would cover is due (README.md, "The event list as a hint"). */
@@ -267,13 +371,23 @@ export class RunWatcher {
 				const age = now - run.submittedAt;
 				looked.push({ wait, key, age });
 				// Runs younger than the shortest of their workflow need no look yet; the gap is a share of the age at the last read.
-				const lengths = this.knowledge.lengthsOf(wait.states[key].target.workflowId, wait.settings.notFoundGraceMs);
+				const lengths = this.knowledge.lengthsOf(
+					wait.states[key].target.workflowId,
+					wait.settings.notFoundGraceMs,
+				);
 				const earliestEnd = lengths?.shortest ?? wait.settings.initialIntervalMs;
 				const ageAtLastRead = Math.max(earliestEnd, age - (now - this.lastEventReadAt));
-				const gap = Math.min(wait.settings.maxIntervalMs, Math.max(EVENT_READ_GAP_MS, wait.lookShareAt(ageAtLastRead, lengths) * ageAtLastRead));
+				const gap = Math.min(
+					wait.settings.maxIntervalMs,
+					Math.max(EVENT_READ_GAP_MS, wait.lookShareAt(ageAtLastRead, lengths) * ageAtLastRead),
+				);
 				if (age >= earliestEnd) nextReadAt = Math.min(nextReadAt, this.lastEventReadAt + gap);
 				const due = wait.firstCheckDeferrable(key, now) ? wait.scheduler.dueAt(key) : undefined;
-				if (due !== undefined) nextReadAt = Math.min(nextReadAt, Math.max(due, this.lastEventReadAt + EVENT_READ_GAP_MS));
+				if (due !== undefined)
+					nextReadAt = Math.min(
+						nextReadAt,
+						Math.max(due, this.lastEventReadAt + EVENT_READ_GAP_MS),
+					);
 			}
 		}
 		const enough = looked.length >= (reader.namesRuns === true ? 1 : EVENT_READ_MIN_RUNS);
@@ -294,7 +408,10 @@ export class RunWatcher {
 		const reader = this.knowledge.events;
 		const { wait: first } = looked[0];
 		const pending = new Set<string>();
-		for (const wait of this.waits) wait.states.forEach((state, key) => !wait.outcomes.has(key) && pending.add(state.runId.toLowerCase()));
+		for (const wait of this.waits)
+			wait.states.forEach(
+				(state, key) => !wait.outcomes.has(key) && pending.add(state.runId.toLowerCase()),
+			);
 		// Unread (undefined), the list tells nothing: every run keeps its own schedule.
 		const hint = await reader.read(first.ctx, first.signal, pending);
 		this.eventReadInFlight = false;
@@ -305,7 +422,8 @@ export class RunWatcher {
 			wait.states.forEach((state, key) => {
 				if (!hint?.named.has(state.runId.toLowerCase())) return;
 				wait.named.add(key);
-				if (!looked.some((entry) => entry.wait === wait && entry.key === key)) wait.scheduler.checkBy(key, now);
+				if (!looked.some((entry) => entry.wait === wait && entry.key === key))
+					wait.scheduler.checkBy(key, now);
 			});
 		}
 		for (const { wait, key } of looked) {
@@ -314,8 +432,10 @@ export class RunWatcher {
 				void wait.check(key);
 				continue;
 			}
-			const deferrable = wait.states[key].lastRun !== undefined || wait.firstCheckDeferrable(key, now);
-			if (hint?.complete && hint.unexplained === 0 && deferrable) wait.scheduler.reportPending(key, now, true);
+			const deferrable =
+				wait.states[key].lastRun !== undefined || wait.firstCheckDeferrable(key, now);
+			if (hint?.complete && hint.unexplained === 0 && deferrable)
+				wait.scheduler.reportPending(key, now, true);
 			else wait.scheduler.release(key);
 			wait.inFlight--;
 		}
@@ -324,7 +444,8 @@ export class RunWatcher {
 	private sliceMs(now: number): number {
 		if (this.inFlight > 0) return BUSY_SLICE_MS;
 		let next = Infinity;
-		for (const wait of this.waits) next = Math.min(next, wait.scheduler.nextDue(this.heldBy(wait, now))?.at ?? Infinity);
+		for (const wait of this.waits)
+			next = Math.min(next, wait.scheduler.nextDue(this.heldBy(wait, now))?.at ?? Infinity);
 		return Math.min(IDLE_SLICE_MS, Math.max(BUSY_SLICE_MS, next - now));
 	}
 }
@@ -337,7 +458,8 @@ const knowledgeByScope = new Map<string, Knowledge>();
 export function watcherFor(scope: string): RunWatcher {
 	let watcher = watchers.get(scope);
 	if (watcher) return watcher;
-	if (!knowledgeByScope.has(scope) && knowledgeByScope.size >= KEYS_KEPT) knowledgeByScope.delete(knowledgeByScope.keys().next().value!);
+	if (!knowledgeByScope.has(scope) && knowledgeByScope.size >= KEYS_KEPT)
+		knowledgeByScope.delete(knowledgeByScope.keys().next().value!);
 	const knowledge = knowledgeByScope.get(scope) ?? new Knowledge();
 	knowledgeByScope.set(scope, knowledge);
 	watchers.set(scope, (watcher = new RunWatcher(scope, knowledge)));
@@ -354,7 +476,12 @@ export function activeWatcherCount(): number {
  * outcome per target, in order. With `failFast` the first item error ends this wait and is
  * thrown once its checks in flight are aborted and awaited. Other executions' waits go on.
  */
-export async function waitForRuns(ctx: IExecuteFunctions, targets: WaitTarget[], settings: WaitSettings, failFast: boolean): Promise<WaitOutcome[]> {
+export async function waitForRuns(
+	ctx: IExecuteFunctions,
+	targets: WaitTarget[],
+	settings: WaitSettings,
+	failFast: boolean,
+): Promise<WaitOutcome[]> {
 	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
 	const scope = limitScope(normalizeBaseUrl(ctx.getNode(), credentials.baseUrl), credentials);
 	return await watcherFor(scope).wait(ctx, targets, settings, failFast);

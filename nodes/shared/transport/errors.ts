@@ -27,7 +27,9 @@ export function withoutSecret(body: unknown, secret: string): unknown {
 	if (Buffer.isBuffer(body)) body = body.toString('utf8');
 	if (typeof body === 'string') return body.split(secret).join(REDACTED);
 	const text = JSON.stringify(body);
-	return text !== undefined && text.includes(secret) ? (JSON.parse(text.split(secret).join(REDACTED)) as unknown) : body;
+	return text !== undefined && text.includes(secret)
+		? (JSON.parse(text.split(secret).join(REDACTED)) as unknown)
+		: body;
 }
 
 interface ProblemDetails {
@@ -41,7 +43,12 @@ interface ProblemDetails {
 }
 
 function isProblem(value: unknown): value is ProblemDetails {
-	return !!value && typeof value === 'object' && !Array.isArray(value) && ('title' in value || 'status' in value);
+	return (
+		!!value &&
+		typeof value === 'object' &&
+		!Array.isArray(value) &&
+		('title' in value || 'status' in value)
+	);
 }
 
 /** What the user should do, by HTTP status; the API's own detail is added when it has one. */
@@ -97,7 +104,7 @@ function adviceFor(status: number): { message: string; advice: string } {
 				return {
 					message: `The API answered with a redirect (${status}), which the node does not follow`,
 					advice:
-						'The Base URL points at an address that redirects elsewhere (for example http to https, or an old host). Set the credential\'s Base URL to the address it redirects to; redirects are not followed so that the API key is only ever sent to the Base URL.',
+						"The Base URL points at an address that redirects elsewhere (for example http to https, or an old host). Set the credential's Base URL to the address it redirects to; redirects are not followed so that the API key is only ever sent to the Base URL.",
 				};
 			return {
 				message: `The API answered with HTTP ${status}`,
@@ -140,7 +147,8 @@ export function apiErrorFromResponse(
 				: 'The response had no body.',
 		);
 	}
-	if (statusCode >= 300 && statusCode < 400 && headers.location) lines.push(`It redirects to: ${headers.location}`);
+	if (statusCode >= 300 && statusCode < 400 && headers.location)
+		lines.push(`It redirects to: ${headers.location}`);
 	lines.push(`Request: ${request.method} ${request.path}`);
 	if (problem?.traceId) lines.push(`Trace ID: ${problem.traceId}`);
 	if (correlationId) lines.push(`Correlation ID: ${correlationId}`);
@@ -158,7 +166,8 @@ export function apiErrorFromResponse(
 		path: request.path,
 	};
 	const error = new NodeApiError(node, errorBody, {
-		message: overrides.message ?? (problem?.title ? `${base.message}: ${problem.title}` : base.message),
+		message:
+			overrides.message ?? (problem?.title ? `${base.message}: ${problem.title}` : base.message),
 		description: lines.join('\n'),
 		httpCode: String(statusCode),
 		itemIndex: request.itemIndex,
@@ -196,10 +205,15 @@ const NETWORK_FAILURES: Record<string, string> = {
 };
 
 /** Network failures (no HTTP answer). Only the error code is kept: the original error holds the request, key included. */
-export function networkError(node: INode, error: unknown, request: RequestPlace, baseUrl: string): NodeApiError {
+export function networkError(
+	node: INode,
+	error: unknown,
+	request: RequestPlace,
+	baseUrl: string,
+): NodeApiError {
 	const code = networkErrorCode(error);
 	// Words, not the bare code: n8n replaces a message containing a known code with its own.
-	const reason = code ? NETWORK_FAILURES[code] ?? 'it got no answer' : 'it got no answer';
+	const reason = code ? (NETWORK_FAILURES[code] ?? 'it got no answer') : 'it got no answer';
 	return new NodeApiError(
 		node,
 		{ networkErrorCode: code ?? null, method: request.method, path: request.path } as JsonObject,
@@ -215,11 +229,20 @@ export function isNetworkFailure(error: unknown): boolean {
 	return networkErrorCode(error) !== undefined;
 }
 
-export function rateLimitError(node: INode, where: RequestPlace, waitMs: number, bound: string): NodeApiError {
-	return new NodeApiError(node, { status: 429, method: where.method, path: where.path } as JsonObject, {
-		message: 'The API rate limit was exceeded (429), and the wait it asks for is too long',
-		description: `${where.method} ${where.path}: the API asks to wait ${Math.ceil(waitMs / 1000)} s (Retry-After), longer than ${bound}. Run the workflow later, or space executions out.`,
-		httpCode: '429',
-		itemIndex: where.itemIndex,
-	});
+export function rateLimitError(
+	node: INode,
+	where: RequestPlace,
+	waitMs: number,
+	bound: string,
+): NodeApiError {
+	return new NodeApiError(
+		node,
+		{ status: 429, method: where.method, path: where.path } as JsonObject,
+		{
+			message: 'The API rate limit was exceeded (429), and the wait it asks for is too long',
+			description: `${where.method} ${where.path}: the API asks to wait ${Math.ceil(waitMs / 1000)} s (Retry-After), longer than ${bound}. Run the workflow later, or space executions out.`,
+			httpCode: '429',
+			itemIndex: where.itemIndex,
+		},
+	);
 }

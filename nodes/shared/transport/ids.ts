@@ -39,7 +39,8 @@ export const ID_KINDS = {
 export type IdName = keyof typeof ID_KINDS;
 
 /** A name that is no known id (e.g. a typo in a path template) is shown as it is. */
-const kindOf = (name: string): IdKind => (ID_KINDS as Record<string, IdKind>)[name] ?? { label: name, what: name };
+const kindOf = (name: string): IdKind =>
+	(ID_KINDS as Record<string, IdKind>)[name] ?? { label: name, what: name };
 
 export function idLabel(name: IdName): string {
 	return kindOf(name).label;
@@ -67,7 +68,10 @@ export function requireUuid(node: INode, name: string, value: unknown, itemIndex
 		const { message, description } = kind.notUuid(String(text));
 		throw new NodeOperationError(node, message, { itemIndex, description });
 	}
-	const shown = typeof value === 'string' ? `"${value.length > 60 ? value.slice(0, 60) + '…' : value}"` : String(value);
+	const shown =
+		typeof value === 'string'
+			? `"${value.length > 60 ? value.slice(0, 60) + '…' : value}"`
+			: String(value);
 	throw new NodeOperationError(node, `The ${kind.label} ${shown} is not a valid UUID`, {
 		itemIndex,
 		description: `${kind.label} must look like 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70. Check the field or the expression that fills it; if it comes from an earlier node, make sure that node returned an id.`,
@@ -75,7 +79,12 @@ export function requireUuid(node: INode, name: string, value: unknown, itemIndex
 }
 
 /** An optional id (a filter): undefined when empty, else checked like `requireUuid`. */
-export function optionalUuid(node: INode, name: string, value: unknown, itemIndex?: number): string | undefined {
+export function optionalUuid(
+	node: INode,
+	name: string,
+	value: unknown,
+	itemIndex?: number,
+): string | undefined {
 	if (isEmpty(typeof value === 'string' ? value.trim() : value)) return undefined;
 	return requireUuid(node, name, value, itemIndex);
 }

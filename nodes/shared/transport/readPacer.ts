@@ -43,11 +43,17 @@ export class ReadPacer {
 
 	/** A read was held back at `now`: held back long enough, the rate grows. */
 	heldBack(now: number): void {
-		if (this.heldSince === undefined || this.lastHeldAt === undefined || now - this.lastHeldAt > HELD_GAP_MS) this.heldSince = now;
+		if (
+			this.heldSince === undefined ||
+			this.lastHeldAt === undefined ||
+			now - this.lastHeldAt > HELD_GAP_MS
+		)
+			this.heldSince = now;
 		this.lastHeldAt = now;
 		if (now - this.heldSince < (this.limit ? 1000 : GROWTH_AFTER_MS)) return;
 		let grown = Math.min(MAX_RATE, this.rate * (this.limit ? 1 + SLOW_GROWTH : 2));
-		if (this.limit && now - this.limit.at < LIMIT_TRUSTED_MS) grown = Math.max(this.rate, Math.min(grown, this.limit.perSecond * UNDER_LIMIT));
+		if (this.limit && now - this.limit.at < LIMIT_TRUSTED_MS)
+			grown = Math.max(this.rate, Math.min(grown, this.limit.perSecond * UNDER_LIMIT));
 		this.rate = grown;
 		this.heldSince = now;
 	}
@@ -65,7 +71,8 @@ export class ReadPacer {
 		this.forgetBefore(now - 1000);
 		this.rate = Math.max(1, Math.min(this.rate, this.answeredAt.length) * BACK_OFF);
 		const letThrough = Math.max(1, this.answeredAt.length);
-		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : Infinity;
+		const trusted =
+			this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : Infinity;
 		this.limit = { perSecond: Math.min(trusted, letThrough), at: now };
 	}
 

@@ -25,7 +25,14 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { CREDENTIAL_TYPE } from '../credentialType';
 import { cancelSignalOf, contextEndingWith, pause } from './cancellation';
 import type { ApiErrorOverrides, RequestPlace } from './errors';
-import { apiErrorFromResponse, isNetworkFailure, networkError, networkErrorCode, rateLimitError, withoutSecret } from './errors';
+import {
+	apiErrorFromResponse,
+	isNetworkFailure,
+	networkError,
+	networkErrorCode,
+	rateLimitError,
+	withoutSecret,
+} from './errors';
 import type { RateLimitClass } from './rateLimits';
 import { closeRateLimitUntil, limitScope, parseRetryAfter, rateLimitOpensAt } from './rateLimits';
 import { readPacerFor } from './readPacer';
@@ -141,7 +148,9 @@ interface Attempts {
 }
 
 /** One attempt's result: an HTTP answer, or a failure that got none. */
-type Outcome = { answered: true; response: IN8nHttpFullResponse } | { answered: false; error: unknown };
+type Outcome =
+	| { answered: true; response: IN8nHttpFullResponse }
+	| { answered: false; error: unknown };
 
 /** What to do after an attempt: hand back an answer, or wait (rate limit gate, backoff) and try again. */
 type Decision<T> = { done: ApiResponse<T> } | { retry: true };
@@ -167,12 +176,19 @@ export async function apiRequest<T = unknown>(
 	}
 }
 
-async function prepare(ctx: ApiContext, request: ApiRequest, options: ApiRequestOptions): Promise<Call> {
+async function prepare(
+	ctx: ApiContext,
+	request: ApiRequest,
+	options: ApiRequestOptions,
+): Promise<Call> {
 	const node = ctx.getNode();
 	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
 	const baseUrl = normalizeBaseUrl(node, credentials.baseUrl);
 	const path = buildPath(node, request);
-	const headers: Record<string, string> = { Accept: 'application/json, application/problem+json', ...request.headers };
+	const headers: Record<string, string> = {
+		Accept: 'application/json, application/problem+json',
+		...request.headers,
+	};
 	if (request.idempotencyKey) headers['Idempotency-Key'] = request.idempotencyKey;
 	return {
 		ctx,
@@ -193,7 +209,10 @@ async function prepare(ctx: ApiContext, request: ApiRequest, options: ApiRequest
 }
 
 /** The request's own signal and the execution's, as one. */
-function combinedSignal(own: AbortSignal | undefined, execution: AbortSignal | undefined): AbortSignal | undefined {
+function combinedSignal(
+	own: AbortSignal | undefined,
+	execution: AbortSignal | undefined,
+): AbortSignal | undefined {
 	return own && execution ? AbortSignal.any([own, execution]) : (own ?? execution);
 }
 
@@ -257,7 +276,11 @@ async function attempt(call: Call): Promise<Outcome> {
 		return { answered: true, response };
 	} catch (error) {
 		if (call.signal?.aborted) {
-			throw new NodeOperationError(call.node, 'The execution was cancelled while waiting for the Document Workflow API', { itemIndex: request.itemIndex });
+			throw new NodeOperationError(
+				call.node,
+				'The execution was cancelled while waiting for the Document Workflow API',
+				{ itemIndex: request.itemIndex },
+			);
 		}
 		// n8n's own errors (e.g. a credential that cannot be read) pass through unchanged.
 		if (error instanceof NodeOperationError) throw new NodeOperationError(call.node, error);
@@ -266,9 +289,17 @@ async function attempt(call: Call): Promise<Outcome> {
 }
 
 /** No answer: retried with backoff where that is safe, else an error naming the failure. */
-async function onNoAnswer(call: Call, attempts: Attempts, error: unknown): Promise<Decision<never>> {
+async function onNoAnswer(
+	call: Call,
+	attempts: Attempts,
+	error: unknown,
+): Promise<Decision<never>> {
 	if (isTimeoutCode(networkErrorCode(error))) call.options.onTimedOut?.();
-	if (!call.retriesAreSafe || !isNetworkFailure(error) || attempts.failures >= call.policy.maxRetries) {
+	if (
+		!call.retriesAreSafe ||
+		!isNetworkFailure(error) ||
+		attempts.failures >= call.policy.maxRetries
+	) {
 		throw networkError(call.node, error, call.where, call.baseUrl);
 	}
 	await waitBeforeRetry(attempts.failures++, call.policy, call.signal, call.node, call.where);
@@ -276,37 +307,69 @@ async function onNoAnswer(call: Call, attempts: Attempts, error: unknown): Promi
 }
 
 /** An HTTP answer: success, a wait for a 429, a retry after a 5xx, a status the caller takes, or an error. */
-async function onAnswer<T>(call: Call, attempts: Attempts, response: IN8nHttpFullResponse): Promise<Decision<T>> {
+async function onAnswer<T>(
+	call: Call,
+	attempts: Attempts,
+	response: IN8nHttpFullResponse,
+): Promise<Decision<T>> {
 	const headers = lowerCaseHeaders(response.headers);
 	const { statusCode } = response;
 	const correlationId = headers['x-correlation-id'];
-	call.ctx.logger?.debug('Document Workflow API response', { method: call.request.method, path: call.path, statusCode, correlationId });
+	call.ctx.logger?.debug('Document Workflow API response', {
+		method: call.request.method,
+		path: call.path,
+		statusCode,
+		correlationId,
+	});
 	const answer = { statusCode, headers, correlationId };
 
 	if (call.limit === 'read' && statusCode !== 429) readPacerFor(call.scope).answered(Date.now());
-	if (statusCode >= 200 && statusCode < 300) return { done: { ...answer, body: successBody<T>(call, response.body, statusCode, correlationId) } };
+	if (statusCode >= 200 && statusCode < 300)
+		return {
+			done: { ...answer, body: successBody<T>(call, response.body, statusCode, correlationId) },
+		};
 
 	// Error bodies are quoted in errors: a body that echoes the request must not carry the key.
 	const body = withoutSecret(response.body, call.apiKey);
 	if (statusCode === 429) return onRateLimited(call, attempts, { statusCode, body, headers });
-	if (call.options.acceptStatuses?.includes(statusCode)) return { done: { ...answer, body: asJson(body) as T } };
-	if (call.retriesAreSafe && isRetryableStatus(statusCode) && attempts.failures < call.policy.maxRetries) {
+	if (call.options.acceptStatuses?.includes(statusCode))
+		return { done: { ...answer, body: asJson(body) as T } };
+	if (
+		call.retriesAreSafe &&
+		isRetryableStatus(statusCode) &&
+		attempts.failures < call.policy.maxRetries
+	) {
 		await waitBeforeRetry(attempts.failures++, call.policy, call.signal, call.node, call.where);
 		return { retry: true };
 	}
-	throw apiErrorFromResponse(call.node, { statusCode, body, headers }, call.where, call.options.errorOverrides?.[statusCode]);
+	throw apiErrorFromResponse(
+		call.node,
+		{ statusCode, body, headers },
+		call.where,
+		call.options.errorOverrides?.[statusCode],
+	);
 }
 
 /** A 2xx body: parsed JSON (or the raw bytes asked for); a body that should be JSON and is not is an error. */
-function successBody<T>(call: Call, raw: unknown, statusCode: number, correlationId: string | undefined): T {
-	if (call.options.encoding === 'arraybuffer' || (typeof raw !== 'string' && !Buffer.isBuffer(raw))) return raw as T;
+function successBody<T>(
+	call: Call,
+	raw: unknown,
+	statusCode: number,
+	correlationId: string | undefined,
+): T {
+	if (call.options.encoding === 'arraybuffer' || (typeof raw !== 'string' && !Buffer.isBuffer(raw)))
+		return raw as T;
 	const parsed = asJson(raw);
 	if (parsed === undefined && String(raw).trim() !== '') {
-		throw new NodeApiError(call.node, { status: statusCode, path: call.path, correlationId: correlationId ?? null } as JsonObject, {
-			message: 'The API answered with a body that is not valid JSON',
-			description: `${call.request.method} ${call.path} returned ${statusCode} with: ${String(withoutSecret(String(raw), call.apiKey)).slice(0, 200)}${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`,
-			itemIndex: call.request.itemIndex,
-		});
+		throw new NodeApiError(
+			call.node,
+			{ status: statusCode, path: call.path, correlationId: correlationId ?? null } as JsonObject,
+			{
+				message: 'The API answered with a body that is not valid JSON',
+				description: `${call.request.method} ${call.path} returned ${statusCode} with: ${String(withoutSecret(String(raw), call.apiKey)).slice(0, 200)}${correlationId ? `\nCorrelation ID: ${correlationId}` : ''}`,
+				itemIndex: call.request.itemIndex,
+			},
+		);
 	}
 	return parsed as T;
 }
@@ -315,19 +378,34 @@ function successBody<T>(call: Call, raw: unknown, statusCode: number, correlatio
  * A 429 means the request was not processed, so any request (an upload without an
  * idempotency key too) is sent again once `Retry-After` has passed, within the policy's bounds.
  */
-function onRateLimited(call: Call, attempts: Attempts, answer: { statusCode: number; body: unknown; headers: Record<string, string> }): Decision<never> {
+function onRateLimited(
+	call: Call,
+	attempts: Attempts,
+	answer: { statusCode: number; body: unknown; headers: Record<string, string> },
+): Decision<never> {
 	const { policy, node, where } = call;
-	const retryAfterMs = parseRetryAfter(answer.headers['retry-after']) ?? backoffDelay(attempts.rateLimited, policy) + 1000;
+	const retryAfterMs =
+		parseRetryAfter(answer.headers['retry-after']) ??
+		backoffDelay(attempts.rateLimited, policy) + 1000;
 	const now = Date.now();
 	const until = now + retryAfterMs;
 	// The first 429 met while the limit was open tells the read pacer the limit's size; the
 	// others of the same window (reads already on their way) tell it nothing more.
-	if (call.limit === 'read' && rateLimitOpensAt(call.scope, call.limit) <= now) readPacerFor(call.scope).rateLimited(now, retryAfterMs);
+	if (call.limit === 'read' && rateLimitOpensAt(call.scope, call.limit) <= now)
+		readPacerFor(call.scope).rateLimited(now, retryAfterMs);
 	// Other requests of this class wait too, but only for a wait this request would take itself.
 	if (retryAfterMs <= policy.maxRetryAfterMs) closeRateLimitUntil(call.scope, call.limit, until);
-	if (retryAfterMs > policy.maxRetryAfterMs) throw rateLimitError(node, where, retryAfterMs, `the ${Math.round(policy.maxRetryAfterMs / 1000)} s the node waits at most`);
-	if (policy.deadline !== undefined && until > policy.deadline) throw rateLimitError(node, where, retryAfterMs, 'the time this run may wait');
-	if (attempts.rateLimited++ >= policy.max429Retries) throw apiErrorFromResponse(node, answer, where);
+	if (retryAfterMs > policy.maxRetryAfterMs)
+		throw rateLimitError(
+			node,
+			where,
+			retryAfterMs,
+			`the ${Math.round(policy.maxRetryAfterMs / 1000)} s the node waits at most`,
+		);
+	if (policy.deadline !== undefined && until > policy.deadline)
+		throw rateLimitError(node, where, retryAfterMs, 'the time this run may wait');
+	if (attempts.rateLimited++ >= policy.max429Retries)
+		throw apiErrorFromResponse(node, answer, where);
 	return { retry: true };
 }
 
@@ -348,4 +426,3 @@ async function waitBeforeRetry(
 	}
 	await pause(delay, signal);
 }
-

@@ -16,13 +16,17 @@ export interface PathTemplate {
 
 export function buildPath(node: INode, request: PathTemplate): string {
 	return request.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
-		return encodeURIComponent(requireUuid(node, name, request.pathParams?.[name as IdName], request.itemIndex));
+		return encodeURIComponent(
+			requireUuid(node, name, request.pathParams?.[name as IdName], request.itemIndex),
+		);
 	});
 }
 
 /** The credential's base URL without trailing slashes, or a clear error when it is no URL. */
 export function normalizeBaseUrl(node: INode, value: unknown): string {
-	const text = String(value ?? '').trim().replace(/\/+$/, '');
+	const text = String(value ?? '')
+		.trim()
+		.replace(/\/+$/, '');
 	let parsed: URL | undefined;
 	try {
 		parsed = new URL(text);
@@ -30,10 +34,14 @@ export function normalizeBaseUrl(node: INode, value: unknown): string {
 		parsed = undefined;
 	}
 	if (!parsed || !/^https?:$/.test(parsed.protocol)) {
-		throw new NodeOperationError(node, `The credential's Base URL "${text}" is not an http(s) URL`, {
-			description:
-				'Open the Document Workflow API credential and set Base URL to the API address, e.g. https://api.example.com (no version segment).',
-		});
+		throw new NodeOperationError(
+			node,
+			`The credential's Base URL "${text}" is not an http(s) URL`,
+			{
+				description:
+					'Open the Document Workflow API credential and set Base URL to the API address, e.g. https://api.example.com (no version segment).',
+			},
+		);
 	}
 	return text;
 }

@@ -8,30 +8,62 @@ import { NodeHelpers } from 'n8n-workflow';
 import { DocumentWorkflow } from '../../../nodes/DocumentWorkflow/DocumentWorkflow.node';
 
 const description = new DocumentWorkflow().description;
-const node: INode = { id: 'form', name: 'Document Workflow', type: 'n8n-nodes-document-workflow.documentWorkflow', typeVersion: 1, position: [0, 0], parameters: {} };
+const node: INode = {
+	id: 'form',
+	name: 'Document Workflow',
+	type: 'n8n-nodes-document-workflow.documentWorkflow',
+	typeVersion: 1,
+	position: [0, 0],
+	parameters: {},
+};
 
 /** The top-level fields the editor shows for these parameters (display names). */
 function shownFields(parameters: INodeParameters): string[] {
-	return description.properties.filter((p) => NodeHelpers.displayParameter(parameters, p, node, description, parameters)).map((p) => p.displayName);
+	return description.properties
+		.filter((p) => NodeHelpers.displayParameter(parameters, p, node, description, parameters))
+		.map((p) => p.displayName);
 }
 
 /** The options "Add Option" offers in the Options collection for these parameters. */
 function offeredOptions(parameters: INodeParameters): string[] {
-	const shown = description.properties.filter((p) => p.name === 'options' && NodeHelpers.displayParameter(parameters, p, node, description, parameters));
+	const shown = description.properties.filter(
+		(p) =>
+			p.name === 'options' &&
+			NodeHelpers.displayParameter(parameters, p, node, description, parameters),
+	);
 	expect(shown).toHaveLength(1);
 	const values = (parameters.options ?? {}) as INodeParameters;
-	return (shown[0].options as INodeProperties[]).filter((o) => NodeHelpers.displayParameter(values, o, node, description, parameters)).map((o) => o.displayName);
+	return (shown[0].options as INodeProperties[])
+		.filter((o) => NodeHelpers.displayParameter(values, o, node, description, parameters))
+		.map((o) => o.displayName);
 }
 
 describe('the form', () => {
-	const wait = (options: INodeParameters = {}) => ({ resource: 'run', operation: 'wait', runId: '', options });
-	const submit = (waitForCompletion: boolean, options: INodeParameters = {}) => ({ resource: 'workflow', operation: 'trigger', workflowId: '', waitForCompletion, options });
+	const wait = (options: INodeParameters = {}) => ({
+		resource: 'run',
+		operation: 'wait',
+		runId: '',
+		options,
+	});
+	const submit = (waitForCompletion: boolean, options: INodeParameters = {}) => ({
+		resource: 'workflow',
+		operation: 'trigger',
+		workflowId: '',
+		waitForCompletion,
+		options,
+	});
 
 	it('Run → Wait for Completion shows Output Binary Field only with Include Output on', () => {
 		expect(shownFields(wait())).not.toContain('Output Binary Field');
 		expect(shownFields(wait({ includeOutput: false }))).not.toContain('Output Binary Field');
 		expect(shownFields(wait({ includeOutput: true }))).toContain('Output Binary Field');
-		expect(shownFields(wait({ includeOutput: true }))).toEqual(['Resource', 'Operation', 'Run ID', 'Output Binary Field', 'Options']);
+		expect(shownFields(wait({ includeOutput: true }))).toEqual([
+			'Resource',
+			'Operation',
+			'Run ID',
+			'Output Binary Field',
+			'Options',
+		]);
 	});
 
 	it('Output Node ID is offered only with Include Output on', () => {
@@ -42,11 +74,19 @@ describe('the form', () => {
 	});
 
 	it('Submit Document offers the wait options only with Wait for Completion on', () => {
-		const waitOnly = ['First Check Interval (Seconds)', 'Include Output', 'Max Wait Time (Minutes)', 'On Time Limit', 'Return Early When Status Is'];
+		const waitOnly = [
+			'First Check Interval (Seconds)',
+			'Include Output',
+			'Max Wait Time (Minutes)',
+			'On Time Limit',
+			'Return Early When Status Is',
+		];
 		for (const option of waitOnly) expect(offeredOptions(submit(false))).not.toContain(option);
 		for (const option of waitOnly) expect(offeredOptions(submit(true))).toContain(option);
 		// Used by the upload itself, waiting or not.
-		expect(offeredOptions(submit(false))).toEqual(expect.arrayContaining(['Concurrent Checks', 'Idempotency Key', 'Upload Timeout (Seconds)']));
+		expect(offeredOptions(submit(false))).toEqual(
+			expect.arrayContaining(['Concurrent Checks', 'Idempotency Key', 'Upload Timeout (Seconds)']),
+		);
 	});
 
 	it('every condition of a top-level field names another top-level field or a root path, as n8n 1.x requires', () => {
@@ -66,9 +106,13 @@ describe('the form', () => {
 
 	it('Include Output names the field a file output goes into, as the form labels it', () => {
 		const includeOutput = (parameters: INodeParameters) =>
-			(description.properties.find((p) => p.name === 'options' && NodeHelpers.displayParameter(parameters, p, node, description, parameters))!.options as INodeProperties[]).find(
-				(o) => o.name === 'includeOutput',
-			)!.description;
+			(
+				description.properties.find(
+					(p) =>
+						p.name === 'options' &&
+						NodeHelpers.displayParameter(parameters, p, node, description, parameters),
+				)!.options as INodeProperties[]
+			).find((o) => o.name === 'includeOutput')!.description;
 		expect(includeOutput(wait())).toContain('Output Binary Field');
 		expect(includeOutput(submit(true))).toContain('Input Binary Field');
 	});

@@ -1,14 +1,30 @@
 /** No duplicate documents: Idempotency-Key per item, reuse on Retry On Fail, a clear 409. */
-import { expectPaired, pdfItem, pdfItems, requests, submitParams, useSandbox, waitParams } from '../../harness/sandbox';
+import {
+	expectPaired,
+	pdfItem,
+	pdfItems,
+	requests,
+	submitParams,
+	useSandbox,
+	waitParams,
+} from '../../harness/sandbox';
 
 describe('idempotent submissions', () => {
 	const env = useSandbox();
 	const wf = () => env.sandbox.defaultWorkflowId;
 
 	it('a dropped response is retried with the same key: exactly one document, and a clear error', async () => {
-		await env.sandbox.control.addFault({ origin: 'api', method: 'POST', pathPrefix: '/workflows/', kind: 'dropAfterProcess', count: 1 });
+		await env.sandbox.control.addFault({
+			origin: 'api',
+			method: 'POST',
+			pathPrefix: '/workflows/',
+			kind: 'dropAfterProcess',
+			count: 1,
+		});
 		const result = await env.run(submitParams(wf()), { items: [pdfItem(0)] });
-		expect(result.error?.message).toBe('This document was already accepted by an earlier attempt with the same idempotency key (409)');
+		expect(result.error?.message).toBe(
+			'This document was already accepted by an earlier attempt with the same idempotency key (409)',
+		);
 		expect(result.error?.description).toContain('No second document was created');
 		expect(result.error?.description).toContain('does not return the earlier result');
 		expect(result.error?.description).toMatch(/Correlation ID: \S+/);
@@ -22,8 +38,17 @@ describe('idempotent submissions', () => {
 	});
 
 	it('with Continue On Fail the lost response becomes an error item, the other items go on', async () => {
-		await env.sandbox.control.addFault({ origin: 'api', method: 'POST', pathPrefix: '/workflows/', kind: 'dropAfterProcess', count: 1 });
-		const result = await env.run(submitParams(wf(), {}, { concurrency: 1 }), { items: pdfItems(2), continueOnFail: true });
+		await env.sandbox.control.addFault({
+			origin: 'api',
+			method: 'POST',
+			pathPrefix: '/workflows/',
+			kind: 'dropAfterProcess',
+			count: 1,
+		});
+		const result = await env.run(submitParams(wf(), {}, { concurrency: 1 }), {
+			items: pdfItems(2),
+			continueOnFail: true,
+		});
 		expectPaired(result, [0, 1]);
 		expect(result.items[0].json.error).toMatch(/already accepted/);
 		expect(result.items[0].json.httpCode).toBe('409');
@@ -34,9 +59,16 @@ describe('idempotent submissions', () => {
 	});
 
 	it('Retry On Fail reuses the first submission instead of creating a second document', async () => {
-		await env.sandbox.control.updateWorkflow(wf(), { script: [{ status: 'running', ms: 1200 }, { status: 'completed' }] });
+		await env.sandbox.control.updateWorkflow(wf(), {
+			script: [{ status: 'running', ms: 1200 }, { status: 'completed' }],
+		});
 		// First try: the wait hits its time limit (error); n8n retries the node in the same execution.
-		const result = await env.run(waitParams(wf(), { maxWaitMinutes: 0.01 }), { items: [pdfItem(0)], retryOnFail: true, maxTries: 3, waitBetweenTries: 1000 });
+		const result = await env.run(waitParams(wf(), { maxWaitMinutes: 0.01 }), {
+			items: [pdfItem(0)],
+			retryOnFail: true,
+			maxTries: 3,
+			waitBetweenTries: 1000,
+		});
 		expect(result.error).toBeUndefined();
 		expect(result.items[0].json).toMatchObject({ status: 'completed', waitOutcome: 'completed' });
 		expect(await env.sandbox.control.countDocuments()).toBe(1);
@@ -49,7 +81,11 @@ describe('idempotent submissions', () => {
 		expect(first.error).toBeUndefined();
 		const again = await env.run(submitParams(wf()), { items: [pdfItem(0)], ...same });
 		expect(again.error?.httpCode).toBe('409');
-		const other = await env.run(submitParams(wf()), { items: [pdfItem(0)], executionId: '778', nodeId: same.nodeId });
+		const other = await env.run(submitParams(wf()), {
+			items: [pdfItem(0)],
+			executionId: '778',
+			nodeId: same.nodeId,
+		});
 		expect(other.error).toBeUndefined();
 		expect(await env.sandbox.control.countDocuments()).toBe(2);
 		const keys = (await requests(env, { method: 'POST' })).map((p) => p.headers['idempotency-key']);
@@ -60,7 +96,11 @@ describe('idempotent submissions', () => {
 	it('a custom key is sent as given; items sharing one get one document', async () => {
 		const key = '0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0';
 		const result = await env.run(
-			submitParams(wf(), {}, { idempotencyKeyMode: 'custom', customIdempotencyKey: '={{ $json.key }}' }),
+			submitParams(
+				wf(),
+				{},
+				{ idempotencyKeyMode: 'custom', customIdempotencyKey: '={{ $json.key }}' },
+			),
 			{ items: [pdfItem(0, { key }), pdfItem(1, { key })] },
 		);
 		expect(result.error).toBeUndefined();
@@ -72,14 +112,25 @@ describe('idempotent submissions', () => {
 	});
 
 	it('rejects a custom key that is no GUID before any request', async () => {
-		const result = await env.run(submitParams(wf(), {}, { idempotencyKeyMode: 'custom', customIdempotencyKey: 'order-17' }), { items: [pdfItem(0)] });
+		const result = await env.run(
+			submitParams(wf(), {}, { idempotencyKeyMode: 'custom', customIdempotencyKey: 'order-17' }),
+			{ items: [pdfItem(0)] },
+		);
 		expect(result.error?.message).toBe('The custom idempotency key "order-17" is not a GUID');
 		expect(await requests(env)).toHaveLength(0);
 	});
 
 	it('with the key turned off sends none, and does not retry an upload whose response was lost', async () => {
-		await env.sandbox.control.addFault({ origin: 'api', method: 'POST', pathPrefix: '/workflows/', kind: 'dropAfterProcess', count: 1 });
-		const result = await env.run(submitParams(wf(), {}, { idempotencyKeyMode: 'off' }), { items: [pdfItem(0)] });
+		await env.sandbox.control.addFault({
+			origin: 'api',
+			method: 'POST',
+			pathPrefix: '/workflows/',
+			kind: 'dropAfterProcess',
+			count: 1,
+		});
+		const result = await env.run(submitParams(wf(), {}, { idempotencyKeyMode: 'off' }), {
+			items: [pdfItem(0)],
+		});
 		expect(result.error?.message).toMatch(/Could not reach the Document Workflow API/);
 		const posts = await requests(env, { method: 'POST' });
 		expect(posts).toHaveLength(1);

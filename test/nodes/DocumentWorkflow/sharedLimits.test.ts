@@ -8,16 +8,28 @@ import type { Env } from '../../harness/sandbox';
 import { pathOf, pdfItems, requests, useSandbox, waitParams } from '../../harness/sandbox';
 
 const RUN_MS = 3000;
-const DEFAULT_INTERVALS = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20, notFoundGraceSeconds: 30 };
+const DEFAULT_INTERVALS = {
+	initialPollIntervalSeconds: 1,
+	maxPollIntervalSeconds: 20,
+	notFoundGraceSeconds: 30,
+};
 
 /** Starts `count` executions 25 ms apart, each submitting one document and waiting for it with its output. */
 async function oneDocumentExecutions(env: Env, count: number) {
 	const wf = env.sandbox.defaultWorkflowId;
-	await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: RUN_MS }, { status: 'completed' }], count);
+	await env.sandbox.control.setNextScripts(
+		wf,
+		[{ status: 'running', ms: RUN_MS }, { status: 'completed' }],
+		count,
+	);
 	const executions = [];
 	for (let i = 0; i < count; i++) {
 		// The node's default intervals, as users run it (the harness's fast ones check every 0.2 s).
-		executions.push(env.run(waitParams(wf, { includeOutput: true, ...DEFAULT_INTERVALS }, {}), { items: pdfItems(1) }));
+		executions.push(
+			env.run(waitParams(wf, { includeOutput: true, ...DEFAULT_INTERVALS }, {}), {
+				items: pdfItems(1),
+			}),
+		);
 		await new Promise((resolve) => setTimeout(resolve, 25));
 	}
 	return await Promise.all(executions);
@@ -37,7 +49,8 @@ describe('one-document executions at once', () => {
 	it('share one read limit: at most 20% of the requests answered 429 (old code: 44%)', async () => {
 		await env.sandbox.control.setRateLimits({ reads: { limit: 10, windowMs: 1000 } });
 		const results = await oneDocumentExecutions(env, 30);
-		for (const result of results) expect(result.items[0]?.json).toMatchObject({ waitOutcome: 'completed', outputKind: 'json' });
+		for (const result of results)
+			expect(result.items[0]?.json).toMatchObject({ waitOutcome: 'completed', outputKind: 'json' });
 		const log = await requests(env, { origin: 'api' });
 		const refused = log.filter((entry) => entry.status === 429).length;
 		expect(refused / log.length).toBeLessThanOrEqual(0.2);
@@ -46,21 +59,30 @@ describe('one-document executions at once', () => {
 	it.each([
 		['name their run', true],
 		['name no run', false],
-	])('complete with few status reads when run events %s, each run read before its item is given', async (_label, named) => {
-		await env.sandbox.control.setSettings({ runEventsNameRun: named });
-		const results = await oneDocumentExecutions(env, 20);
-		const log = await requests(env, { origin: 'api' });
-		for (const result of results) {
-			const item = result.items[0]?.json;
-			expect(item).toMatchObject({ waitOutcome: 'completed', status: 'completed', outputKind: 'json' });
-			// The item's run was read, answering completed, before its output was read.
-			const runId = String(item?.runId);
-			const runRead = log.findIndex((entry) => pathOf(entry) === `/runs/${runId}` && entry.status === 200);
-			const outputRead = log.findIndex((entry) => pathOf(entry) === `/runs/${runId}/output`);
-			expect(runRead).toBeGreaterThanOrEqual(0);
-			expect(runRead).toBeLessThan(outputRead);
-		}
-		const statusReads = log.filter((entry) => /^\/runs\/[^/]+$/.test(pathOf(entry))).length;
-		expect(statusReads / results.length).toBeLessThanOrEqual(3);
-	});
+	])(
+		'complete with few status reads when run events %s, each run read before its item is given',
+		async (_label, named) => {
+			await env.sandbox.control.setSettings({ runEventsNameRun: named });
+			const results = await oneDocumentExecutions(env, 20);
+			const log = await requests(env, { origin: 'api' });
+			for (const result of results) {
+				const item = result.items[0]?.json;
+				expect(item).toMatchObject({
+					waitOutcome: 'completed',
+					status: 'completed',
+					outputKind: 'json',
+				});
+				// The item's run was read, answering completed, before its output was read.
+				const runId = String(item?.runId);
+				const runRead = log.findIndex(
+					(entry) => pathOf(entry) === `/runs/${runId}` && entry.status === 200,
+				);
+				const outputRead = log.findIndex((entry) => pathOf(entry) === `/runs/${runId}/output`);
+				expect(runRead).toBeGreaterThanOrEqual(0);
+				expect(runRead).toBeLessThan(outputRead);
+			}
+			const statusReads = log.filter((entry) => /^\/runs\/[^/]+$/.test(pathOf(entry))).length;
+			expect(statusReads / results.length).toBeLessThanOrEqual(3);
+		},
+	);
 });

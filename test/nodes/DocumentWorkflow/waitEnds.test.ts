@@ -20,7 +20,9 @@ interface TimerResource {
  * sending a request (the HTTP client's timeout of a request still in flight), with their
  * duration. A timer that fired or was cleared is not left set.
  */
-async function timersLeftBy<T>(work: () => Promise<T>): Promise<{ value: T; left: Array<{ ms: number; stack: string }> }> {
+async function timersLeftBy<T>(
+	work: () => Promise<T>,
+): Promise<{ value: T; left: Array<{ ms: number; stack: string }> }> {
 	const stackLimit = Error.stackTraceLimit;
 	Error.stackTraceLimit = 80;
 	const created: Array<{ timer: TimerResource; ms: number; stack: string }> = [];
@@ -28,8 +30,13 @@ async function timersLeftBy<T>(work: () => Promise<T>): Promise<{ value: T; left
 		init(_id, type, _trigger, resource) {
 			if (type !== 'Timeout') return;
 			// This hook's own frame names the test file (under test/nodes/): it is left out.
-			const stack = (new Error().stack ?? '').split('\n').filter((line) => !line.includes(__filename)).join('\n');
-			const ours = /[\\/]nodes[\\/](DocumentWorkflow|shared)[\\/]/.test(stack) && !/[\\/]sandbox[\\/]src[\\/]|undici/.test(stack);
+			const stack = (new Error().stack ?? '')
+				.split('\n')
+				.filter((line) => !line.includes(__filename))
+				.join('\n');
+			const ours =
+				/[\\/]nodes[\\/](DocumentWorkflow|shared)[\\/]/.test(stack) &&
+				!/[\\/]sandbox[\\/]src[\\/]|undici/.test(stack);
 			const timer = resource as TimerResource;
 			if (ours) created.push({ timer, ms: Number(timer._idleTimeout ?? -1), stack });
 		},
@@ -40,7 +47,9 @@ async function timersLeftBy<T>(work: () => Promise<T>): Promise<{ value: T; left
 		// Let the HTTP client finish the aborts it was told of (it clears its timers on the next ticks).
 		await new Promise((resolve) => setImmediate(resolve));
 		await new Promise((resolve) => setImmediate(resolve));
-		const left = created.filter(({ timer }) => !timer._destroyed && timer._idleTimeout !== -1).map(({ ms, stack }) => ({ ms, stack }));
+		const left = created
+			.filter(({ timer }) => !timer._destroyed && timer._idleTimeout !== -1)
+			.map(({ ms, stack }) => ({ ms, stack }));
 		return { value, left };
 	} finally {
 		hook.disable();
@@ -54,22 +63,37 @@ describe('a wait that ends early leaves nothing behind', () => {
 
 	/** Two runs: the first fails soon, the second runs on; their ids. */
 	async function failingAndRunning(): Promise<[string, string]> {
-		await env.sandbox.control.setNextScripts(wf(), [{ status: 'running', ms: 300 }, { status: 'failed', error: { code: 'BROKEN' } }]);
+		await env.sandbox.control.setNextScripts(wf(), [
+			{ status: 'running', ms: 300 },
+			{ status: 'failed', error: { code: 'BROKEN' } },
+		]);
 		await env.sandbox.control.setNextScripts(wf(), [{ status: 'running' }]);
-		const submitted = await env.run(submitParams(wf(), {}, { concurrency: 1 }), { items: pdfItems(2) });
+		const submitted = await env.run(submitParams(wf(), {}, { concurrency: 1 }), {
+			items: pdfItems(2),
+		});
 		return submitted.items.map((item) => item.json.runId as string) as [string, string];
 	}
 
 	const waitOn = (runIds: string[], extra: Record<string, unknown> = {}) =>
 		env.run(
-			{ resource: 'run', operation: 'wait', runId: '={{ $json.runId }}', options: { ...FAST_WAIT, maxWaitMinutes: 0 } },
+			{
+				resource: 'run',
+				operation: 'wait',
+				runId: '={{ $json.runId }}',
+				options: { ...FAST_WAIT, maxWaitMinutes: 0 },
+			},
 			{ items: runIds.map((runId) => ({ json: { runId } })), ...extra },
 		);
 
 	it('fail-fast on the first failed run: the check of another run still in flight is aborted and awaited', async () => {
 		const [failing, running] = await failingAndRunning();
 		// Every check of the running run takes 3 s to answer: one is in flight when the other run fails.
-		await env.sandbox.control.addFault({ kind: 'latency', ms: 3000, method: 'GET', pathPrefix: `/runs/${running}` });
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 3000,
+			method: 'GET',
+			pathPrefix: `/runs/${running}`,
+		});
 		const { value: result, left } = await timersLeftBy(() => waitOn([failing, running]));
 		expect(result.error?.message).toContain(`Run ${failing} failed: BROKEN`);
 		expect(left).toEqual([]);
@@ -77,8 +101,15 @@ describe('a wait that ends early leaves nothing behind', () => {
 
 	it('a cancelled execution: a check waiting out a long Retry-After ends with it, and its timer too', async () => {
 		const [, running] = await failingAndRunning();
-		await env.sandbox.control.addFault({ kind: 'rate429', retryAfter: 20, method: 'GET', pathPrefix: `/runs/${running}` });
-		const { value: result, left } = await timersLeftBy(() => waitOn([running], { cancelAfterMs: 800 }));
+		await env.sandbox.control.addFault({
+			kind: 'rate429',
+			retryAfter: 20,
+			method: 'GET',
+			pathPrefix: `/runs/${running}`,
+		});
+		const { value: result, left } = await timersLeftBy(() =>
+			waitOn([running], { cancelAfterMs: 800 }),
+		);
 		expect(result.run.status).toBe('canceled');
 		expect(left.filter((timer) => timer.ms > 100)).toEqual([]);
 	});
@@ -87,24 +118,54 @@ describe('a wait that ends early leaves nothing behind', () => {
 		const wf = env.sandbox.defaultWorkflowId;
 		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 60_000 }]);
 		// The API answers 404 for every run read; the document itself is there, its run list names only that run.
-		await env.sandbox.control.addFault({ kind: 'badBody', status: 404, contentType: 'application/problem+json', body: '{"status":404,"title":"Not Found","type":"about:blank","instance":"/runs","traceId":"t"}', method: 'GET', pathPrefix: '/runs/' });
-		const result = await env.run(waitParams(wf, { maxWaitMinutes: 0, notFoundGraceSeconds: 1, onFailed: 'item' }), { items: pdfItems(1) });
+		await env.sandbox.control.addFault({
+			kind: 'badBody',
+			status: 404,
+			contentType: 'application/problem+json',
+			body: '{"status":404,"title":"Not Found","type":"about:blank","instance":"/runs","traceId":"t"}',
+			method: 'GET',
+			pathPrefix: '/runs/',
+		});
+		const result = await env.run(
+			waitParams(wf, { maxWaitMinutes: 0, notFoundGraceSeconds: 1, onFailed: 'item' }),
+			{ items: pdfItems(1) },
+		);
 		const item = result.items[0].json;
 		expect(item).toMatchObject({ waitOutcome: 'notStarted', finished: false });
-		expect(item.message).toMatch(new RegExp(`^Run ${String(item.runId)} was not found \\(404\\) for 1 s, and document ${String(item.documentId)} \\(status "\\w+"\\) lists no run\\.$`));
+		expect(item.message).toMatch(
+			new RegExp(
+				`^Run ${String(item.runId)} was not found \\(404\\) for 1 s, and document ${String(item.documentId)} \\(status "\\w+"\\) lists no run\\.$`,
+			),
+		);
 	}, 30_000);
 
-	it('a run id that turns 404 while its document lists another run: the wait follows that run, and its item names the trigger\'s run id', async () => {
+	it("a run id that turns 404 while its document lists another run: the wait follows that run, and its item names the trigger's run id", async () => {
 		const wf = env.sandbox.defaultWorkflowId;
 		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 60_000 }]);
 		const waiting = env.run(waitParams(wf, { maxWaitMinutes: 1 }), { items: pdfItems(1) });
 		let triggered: Awaited<ReturnType<typeof env.sandbox.control.listRuns>>[number] | undefined;
 		while (!triggered) [triggered] = await env.sandbox.control.listRuns({ workflowId: wf });
 		// From now on the trigger's run id answers 404; the document gets a new top-level run, which completes.
-		await env.sandbox.control.addFault({ kind: 'badBody', status: 404, contentType: 'application/problem+json', body: '{"status":404,"title":"Not Found"}', method: 'GET', pathPrefix: `/runs/${triggered.id}` });
-		const replacement = await env.sandbox.control.createRun(triggered.documentId, { script: [{ status: 'completed' }] });
+		await env.sandbox.control.addFault({
+			kind: 'badBody',
+			status: 404,
+			contentType: 'application/problem+json',
+			body: '{"status":404,"title":"Not Found"}',
+			method: 'GET',
+			pathPrefix: `/runs/${triggered.id}`,
+		});
+		const replacement = await env.sandbox.control.createRun(triggered.documentId, {
+			script: [{ status: 'completed' }],
+		});
 		const item = (await waiting).items[0].json;
-		expect(item).toMatchObject({ runId: replacement.id, triggerRunId: triggered.id, documentId: triggered.documentId, status: 'completed', waitOutcome: 'completed', finished: true });
+		expect(item).toMatchObject({
+			runId: replacement.id,
+			triggerRunId: triggered.id,
+			documentId: triggered.documentId,
+			status: 'completed',
+			waitOutcome: 'completed',
+			finished: true,
+		});
 	}, 30_000);
 });
 
@@ -113,9 +174,17 @@ describe('saved workflows', () => {
 
 	it('Run → Wait for Completion with Include Output and no Output Binary Field stored (n8n stores no defaults) runs, into "data"', async () => {
 		const wf = env.sandbox.defaultWorkflowId;
-		await env.sandbox.control.setNextScripts(wf, [{ status: 'running', ms: 300 }, { status: 'completed' }]);
+		await env.sandbox.control.setNextScripts(wf, [
+			{ status: 'running', ms: 300 },
+			{ status: 'completed' },
+		]);
 		const [submitted] = (await env.run(submitParams(wf), { items: pdfItems(1) })).items;
-		const result = await env.run({ resource: 'run', operation: 'wait', runId: String(submitted.json.runId), options: { ...FAST_WAIT, includeOutput: true } });
+		const result = await env.run({
+			resource: 'run',
+			operation: 'wait',
+			runId: String(submitted.json.runId),
+			options: { ...FAST_WAIT, includeOutput: true },
+		});
 		expect(result.error).toBeUndefined();
 		expect(result.items[0].json).toMatchObject({ waitOutcome: 'completed', outputKind: 'json' });
 	});

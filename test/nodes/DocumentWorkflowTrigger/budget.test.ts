@@ -1,6 +1,15 @@
 /** The poll budget (n8n 2.x's getPollBudgetMs, a default on 1.x) and 429 handling. */
 import { pollBudgetMs } from '../../../nodes/DocumentWorkflowTrigger/eventList';
-import { DAY, MINUTE, TriggerHost, captureWarnings, compareDelivered, deepCopy, eventRequests, spreadEvents } from '../../harness/triggerHost';
+import {
+	DAY,
+	MINUTE,
+	TriggerHost,
+	captureWarnings,
+	compareDelivered,
+	deepCopy,
+	eventRequests,
+	spreadEvents,
+} from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 
 const env = useSandbox();
@@ -21,7 +30,10 @@ describe('poll budget', () => {
 		// As many polls as it takes (a busy machine reads fewer pages per budget), but each one must deliver part of the backlog.
 		while (host.delivered.length < expected.length) {
 			const started = Date.now();
-			const result = sizes.length === 0 ? await host.activate({ pollBudgetMs: budget }) : await host.poll({ pollBudgetMs: budget });
+			const result =
+				sizes.length === 0
+					? await host.activate({ pollBudgetMs: budget })
+					: await host.poll({ pollBudgetMs: budget });
 			expect(result.error).toBeUndefined();
 			expect(Date.now() - started).toBeLessThan(budget);
 			sizes.push(result.items?.length ?? 0);
@@ -33,7 +45,11 @@ describe('poll budget', () => {
 		expect(sizes[0]).toBeLessThan(expected.length);
 		await env.sandbox.control.clearFaults();
 		expect((await host.poll({ pollBudgetMs: budget })).items).toBeNull();
-		expect(compareDelivered(host.delivered, expected)).toEqual({ duplicates: [], lost: [], unexpected: [] });
+		expect(compareDelivered(host.delivered, expected)).toEqual({
+			duplicates: [],
+			lost: [],
+			unexpected: [],
+		});
 		expect(host.delivered.map((event) => event.id)).toEqual(expected.map((event) => event.id));
 	});
 
@@ -43,7 +59,11 @@ describe('poll budget', () => {
 		const result = await host.activate();
 		expect(result.error).toBeUndefined();
 		expect(result.items).toHaveLength(3000);
-		expect(compareDelivered(host.delivered, expected)).toEqual({ duplicates: [], lost: [], unexpected: [] });
+		expect(compareDelivered(host.delivered, expected)).toEqual({
+			duplicates: [],
+			lost: [],
+			unexpected: [],
+		});
 		// The presence check: no getPollBudgetMs → the default; a function → its value.
 		expect(pollBudgetMs({} as never)).toBe(60_000);
 		expect(pollBudgetMs({ getPollBudgetMs: () => 1234 } as never)).toBe(1234);
@@ -56,7 +76,12 @@ describe('429 Too Many Requests', () => {
 		await host.activate();
 		const now = (await env.sandbox.control.getClock()).nowMs;
 		await env.sandbox.control.createEvents(spreadEvents(150, now - 10_000, now - 1000));
-		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'rate429', retryAfter: 1, count: 1 });
+		await env.sandbox.control.addFault({
+			pathPrefix: '/events',
+			kind: 'rate429',
+			retryAfter: 1,
+			count: 1,
+		});
 		await env.sandbox.control.clearRequests();
 		const started = Date.now();
 		const result = await host.poll({ pollBudgetMs: 10_000 });
@@ -70,7 +95,10 @@ describe('429 Too Many Requests', () => {
 		const host = new TriggerHost(env.sandbox);
 		await host.activate();
 		const now = (await env.sandbox.control.getClock()).nowMs;
-		const created = await env.sandbox.control.createEvents(spreadEvents(250, now - 20_000, now - 1000), { returnIds: true });
+		const created = await env.sandbox.control.createEvents(
+			spreadEvents(250, now - 20_000, now - 1000),
+			{ returnIds: true },
+		);
 		// The read limit allows one request per 10 minutes of the sandbox clock: Retry-After is far beyond any budget.
 		await env.sandbox.control.setRateLimits({ reads: { limit: 1, windowMs: 10 * MINUTE } });
 		const warnings = captureWarnings();
@@ -78,7 +106,11 @@ describe('429 Too Many Requests', () => {
 			const first = await host.poll({ pollBudgetMs: 5000 });
 			expect(first.error).toBeUndefined();
 			expect(first.items?.map((item) => item.json.id)).toEqual(created.ids!.slice(0, 100));
-			expect(warnings.messages.some((message) => /stopped after 1 page/.test(message) && /429/.test(message))).toBe(true);
+			expect(
+				warnings.messages.some(
+					(message) => /stopped after 1 page/.test(message) && /429/.test(message),
+				),
+			).toBe(true);
 		} finally {
 			warnings.restore();
 		}
@@ -96,6 +128,11 @@ describe('429 Too Many Requests', () => {
 		await env.sandbox.control.setRateLimits({ reads: null });
 		const third = await host.poll();
 		expect(third.items?.map((item) => item.json.id)).toEqual(created.ids!.slice(100));
-		expect(compareDelivered(host.delivered, created.ids!.map((id) => ({ id })))).toEqual({ duplicates: [], lost: [], unexpected: [] });
+		expect(
+			compareDelivered(
+				host.delivered,
+				created.ids!.map((id) => ({ id })),
+			),
+		).toEqual({ duplicates: [], lost: [], unexpected: [] });
 	});
 });

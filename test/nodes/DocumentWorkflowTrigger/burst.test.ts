@@ -5,7 +5,13 @@
  * budget is 3.6 s and the sandbox adds 10 ms a page (the sandbox clock, which the events
  * and the API's `Date` header follow, still moves a minute between polls).
  */
-import { MINUTE, TriggerHost, burstEvents, captureWarnings, compareDelivered } from '../../harness/triggerHost';
+import {
+	MINUTE,
+	TriggerHost,
+	burstEvents,
+	captureWarnings,
+	compareDelivered,
+} from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 
 const env = useSandbox();
@@ -17,52 +23,65 @@ const PAGE_LATENCY_MS = 100 / SCALE;
 
 describe('a burst larger than one poll can read', () => {
 	// With a 5-minute window the whole burst stays young for five polls: only reading on from the newest id read makes progress then.
-	test.each([1, 5])('100,000 events within one minute, overlap %i minute(s), a 36 s budget: every event once, every poll emits new events until caught up', async (overlapMinutes) => {
-		const host = new TriggerHost(env.sandbox, { options: { overlapMinutes } });
-		expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
-		const start = (await env.sandbox.control.getClock()).nowMs;
-		await env.sandbox.control.createEvents(burstEvents(BURST, start + 1000, MINUTE, { seed: 11, lateShare: 0.01, maxLateMs: MINUTE }));
-		await env.sandbox.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
+	test.each([1, 5])(
+		'100,000 events within one minute, overlap %i minute(s), a 36 s budget: every event once, every poll emits new events until caught up',
+		async (overlapMinutes) => {
+			const host = new TriggerHost(env.sandbox, { options: { overlapMinutes } });
+			expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
+			const start = (await env.sandbox.control.getClock()).nowMs;
+			await env.sandbox.control.createEvents(
+				burstEvents(BURST, start + 1000, MINUTE, { seed: 11, lateShare: 0.01, maxLateMs: MINUTE }),
+			);
+			await env.sandbox.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
 
-		const warnings = captureWarnings();
-		const perPoll: number[] = [];
-		const remembered: number[] = [];
-		try {
-			while (host.delivered.length < BURST && perPoll.length < 60) {
-				await env.sandbox.control.advanceClock(MINUTE);
-				const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
-				expect(result.error).toBeUndefined();
-				perPoll.push(result.items?.length ?? 0);
-				remembered.push(host.memory().ids);
+			const warnings = captureWarnings();
+			const perPoll: number[] = [];
+			const remembered: number[] = [];
+			try {
+				while (host.delivered.length < BURST && perPoll.length < 60) {
+					await env.sandbox.control.advanceClock(MINUTE);
+					const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
+					expect(result.error).toBeUndefined();
+					perPoll.push(result.items?.length ?? 0);
+					remembered.push(host.memory().ids);
+				}
+			} finally {
+				warnings.restore();
 			}
-		} finally {
-			warnings.restore();
-		}
-		const pollsToCatchUp = perPoll.length;
-		// More than one poll was needed, and each one emitted events not emitted before.
-		expect(pollsToCatchUp).toBeGreaterThan(2);
-		expect(perPoll.every((count) => count > 0)).toBe(true);
-		// One warning for the whole catching-up period, naming how many events were still to read.
-		const behind = warnings.messages.filter((message) => /still to read/.test(message));
-		expect(behind).toHaveLength(1);
-		expect(Number(/; (\d+) event\(s\) are still to read/.exec(behind[0])![1])).toBeGreaterThan(BURST / 2);
+			const pollsToCatchUp = perPoll.length;
+			// More than one poll was needed, and each one emitted events not emitted before.
+			expect(pollsToCatchUp).toBeGreaterThan(2);
+			expect(perPoll.every((count) => count > 0)).toBe(true);
+			// One warning for the whole catching-up period, naming how many events were still to read.
+			const behind = warnings.messages.filter((message) => /still to read/.test(message));
+			expect(behind).toHaveLength(1);
+			expect(Number(/; (\d+) event\(s\) are still to read/.exec(behind[0])![1])).toBeGreaterThan(
+				BURST / 2,
+			);
 
-		// Settles: a few more polls emit nothing and forget the burst.
-		for (let i = 0; i < overlapMinutes + 2; i++) {
-			await env.sandbox.control.advanceClock(MINUTE);
-			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).items).toBeNull();
-		}
-		const all = await env.sandbox.control.listEvents();
-		expect(all.every((event) => event.committed)).toBe(true);
-		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
+			// Settles: a few more polls emit nothing and forget the burst.
+			for (let i = 0; i < overlapMinutes + 2; i++) {
+				await env.sandbox.control.advanceClock(MINUTE);
+				expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).items).toBeNull();
+			}
+			const all = await env.sandbox.control.listEvents();
+			expect(all.every((event) => event.committed)).toBe(true);
+			expect(compareDelivered(host.delivered, all)).toEqual({
+				duplicates: [],
+				lost: [],
+				unexpected: [],
+			});
 
-		// Memory: at most what the polls of one overlap window read (polls a minute apart), and nothing once settled.
-		const peak = Math.max(...remembered);
-		expect(peak).toBeLessThanOrEqual((overlapMinutes + 1) * Math.max(...perPoll));
-		if (overlapMinutes === 1) expect(peak).toBeLessThan(BURST / 4);
-		expect(host.memory().ids).toBe(0);
-		console.log(`burst of ${BURST}, overlap ${overlapMinutes} min: caught up in ${pollsToCatchUp} polls (${perPoll.join(', ')} events), remembered ids peak ${peak}, settled ${host.memory().ids} (${host.memory().bytes} bytes)`);
-	});
+			// Memory: at most what the polls of one overlap window read (polls a minute apart), and nothing once settled.
+			const peak = Math.max(...remembered);
+			expect(peak).toBeLessThanOrEqual((overlapMinutes + 1) * Math.max(...perPoll));
+			if (overlapMinutes === 1) expect(peak).toBeLessThan(BURST / 4);
+			expect(host.memory().ids).toBe(0);
+			console.log(
+				`burst of ${BURST}, overlap ${overlapMinutes} min: caught up in ${pollsToCatchUp} polls (${perPoll.join(', ')} events), remembered ids peak ${peak}, settled ${host.memory().ids} (${host.memory().bytes} bytes)`,
+			);
+		},
+	);
 
 	// The spec does not promise a `Date` header. Without it the cursor takes the API's clock from
 	// the newest `createdOn` it read. While no later event shows that clock moving on, the
@@ -77,10 +96,14 @@ describe('a burst larger than one poll can read', () => {
 		const host = new TriggerHost(env.sandbox, { options: { overlapMinutes } });
 		expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
 		const start = (await env.sandbox.control.getClock()).nowMs;
-		await env.sandbox.control.createEvents(burstEvents(burst, start + 1000, MINUTE, { seed: 12, lateShare: 0.01, maxLateMs: MINUTE }));
+		await env.sandbox.control.createEvents(
+			burstEvents(burst, start + 1000, MINUTE, { seed: 12, lateShare: 0.01, maxLateMs: MINUTE }),
+		);
 		await env.sandbox.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
 		// The API really answers without a clock.
-		const probe = await fetch(`${env.sandbox.baseUrl}/events?pageSize=1`, { headers: { 'X-Api-Key': env.sandbox.apiKey } });
+		const probe = await fetch(`${env.sandbox.baseUrl}/events?pageSize=1`, {
+			headers: { 'X-Api-Key': env.sandbox.apiKey },
+		});
 		expect(probe.status).toBe(200);
 		expect(probe.headers.get('date')).toBeNull();
 
@@ -101,7 +124,9 @@ describe('a burst larger than one poll can read', () => {
 
 		// A later event moves the clock the cursor knows past the burst and its overlap window.
 		const { nowMs } = await env.sandbox.control.getClock();
-		await env.sandbox.control.createEvents([{ type: 'document.received', createdOn: new Date(nowMs).toISOString(), data: {} }]);
+		await env.sandbox.control.createEvents([
+			{ type: 'document.received', createdOn: new Date(nowMs).toISOString(), data: {} },
+		]);
 		// Every poll from here on delivers the later event or lets ids go, however few its budget
 		// allows on a busy machine; a poll that does neither is stuck and fails the test.
 		let pollsToLetGo = 0;
@@ -110,12 +135,21 @@ describe('a burst larger than one poll can read', () => {
 			await env.sandbox.control.advanceClock(MINUTE);
 			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
 			pollsToLetGo++;
-			expect({ pollsToLetGo, progressed: host.memory().ids < before.ids || host.delivered.length > before.delivered }).toEqual({ pollsToLetGo, progressed: true });
+			expect({
+				pollsToLetGo,
+				progressed: host.memory().ids < before.ids || host.delivered.length > before.delivered,
+			}).toEqual({ pollsToLetGo, progressed: true });
 		}
 
 		const all = await env.sandbox.control.listEvents();
 		expect(all.every((event) => event.committed)).toBe(true);
-		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
-		console.log(`burst of ${burst} without Date: ${deliveredBeforeLater} events within ${perPoll.length} polls (${perPoll.join(', ')}); ${heldAfterBurst} ids remembered until a later event came; the rest and the let-go within ${pollsToLetGo} more polls`);
+		expect(compareDelivered(host.delivered, all)).toEqual({
+			duplicates: [],
+			lost: [],
+			unexpected: [],
+		});
+		console.log(
+			`burst of ${burst} without Date: ${deliveredBeforeLater} events within ${perPoll.length} polls (${perPoll.join(', ')}); ${heldAfterBurst} ids remembered until a later event came; the rest and the let-go within ${pollsToLetGo} more polls`,
+		);
 	}, 600_000);
 });

@@ -16,29 +16,51 @@ import {
 	storeCursorState,
 	verifyRead,
 } from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
-import type { CursorEvent, EventCursorState } from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
+import type {
+	CursorEvent,
+	EventCursorState,
+} from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
 
 const MINUTE = 60_000;
 /** Time-ordered ids like the API's: the creation time in hex first. */
-const ev = (ms: number, n = 0): CursorEvent => ({ id: `${ms.toString(16).padStart(12, '0').slice(0, 8)}-${ms.toString(16).padStart(12, '0').slice(8)}-7000-8000-${n.toString(16).padStart(12, '0')}`, createdOnMs: ms });
+const ev = (ms: number, n = 0): CursorEvent => ({
+	id: `${ms.toString(16).padStart(12, '0').slice(0, 8)}-${ms.toString(16).padStart(12, '0').slice(8)}-7000-8000-${n.toString(16).padStart(12, '0')}`,
+	createdOnMs: ms,
+});
 
 const T = 1_700_000_000_000;
 const overlapMs = 5 * MINUTE;
 
 /** One poll that read `read` contiguously from `from` at API time `at` and emitted what it had not seen. */
-function poll(state: EventCursorState, from: string | null, read: CursorEvent[], at: number): EventCursorState {
+function poll(
+	state: EventCursorState,
+	from: string | null,
+	read: CursorEvent[],
+	at: number,
+): EventCursorState {
 	const fresh = read.filter((event) => !alreadySeen(state, event.id, overlapMs));
-	return settle(remember(recordRead(state, { from, read, readAtMs: at }, overlapMs), fresh), overlapMs);
+	return settle(
+		remember(recordRead(state, { from, read, readAtMs: at }, overlapMs), fresh),
+		overlapMs,
+	);
 }
 
 describe('a read and settle', () => {
 	test('after moves to the newest id created before (read time − overlap); newer ids are remembered in one young span', () => {
-		const read = [ev(T), ev(T + MINUTE), ev(T + 3 * MINUTE), ev(T + 6 * MINUTE), ev(T + 8 * MINUTE)];
+		const read = [
+			ev(T),
+			ev(T + MINUTE),
+			ev(T + 3 * MINUTE),
+			ev(T + 6 * MINUTE),
+			ev(T + 8 * MINUTE),
+		];
 		const next = poll(emptyCursorState(null), null, read, T + 8 * MINUTE - 1000);
 		// threshold = T + 8 min - 1 s - 5 min = T + 2:59 → T + 1 min is the newest before it.
 		expect(next.after).toBe(read[1].id);
 		expect(Object.keys(next.seen).sort()).toEqual([read[2].id, read[3].id, read[4].id].sort());
-		expect(next.spans).toEqual([{ to: read[4].id, toCreatedOnMs: T + 8 * MINUTE, readAtMs: T + 8 * MINUTE - 1000, n: 3 }]);
+		expect(next.spans).toEqual([
+			{ to: read[4].id, toCreatedOnMs: T + 8 * MINUTE, readAtMs: T + 8 * MINUTE - 1000, n: 3 },
+		]);
 		expect(alreadySeen(next, read[0].id, overlapMs)).toBe(true);
 		expect(alreadySeen(next, read[3].id, overlapMs)).toBe(true);
 		// A late event inside the young span is new.
@@ -71,10 +93,20 @@ describe('a read and settle', () => {
 
 	test('events without a readable date are remembered until a later final event passes them, never chosen as after', () => {
 		const odd = { id: ev(T + MINUTE).id, createdOnMs: NaN };
-		const state = poll(emptyCursorState(null), null, [ev(T), odd, ev(T + 10 * MINUTE)], T + 10 * MINUTE);
+		const state = poll(
+			emptyCursorState(null),
+			null,
+			[ev(T), odd, ev(T + 10 * MINUTE)],
+			T + 10 * MINUTE,
+		);
 		expect(state.after).toBe(ev(T).id);
 		expect(alreadySeen(state, odd.id, overlapMs)).toBe(true);
-		const later = poll(state, state.after, [odd, ev(T + 2 * MINUTE), ev(T + 10 * MINUTE), ev(T + 20 * MINUTE)], T + 20 * MINUTE);
+		const later = poll(
+			state,
+			state.after,
+			[odd, ev(T + 2 * MINUTE), ev(T + 10 * MINUTE), ev(T + 20 * MINUTE)],
+			T + 20 * MINUTE,
+		);
 		expect(later.after).toBe(ev(T + 10 * MINUTE).id);
 		expect(later.seen[odd.id]).toBeUndefined();
 	});
@@ -111,7 +143,12 @@ describe('a burst larger than one poll can read', () => {
 		let state = poll(emptyCursorState(null), null, chunk(0), T + MINUTE);
 		state = poll(state, state.after, chunk(0).slice(0, 400), T + 2 * MINUTE);
 		expect(state.spans).toHaveLength(2);
-		expect(state.spans![0]).toEqual({ to: chunk(0)[399].id, toCreatedOnMs: chunk(0)[399].createdOnMs, readAtMs: T + 2 * MINUTE, n: 400 });
+		expect(state.spans![0]).toEqual({
+			to: chunk(0)[399].id,
+			toCreatedOnMs: chunk(0)[399].createdOnMs,
+			readAtMs: T + 2 * MINUTE,
+			n: 400,
+		});
 		expect(state.spans![1].readAtMs).toBe(T + MINUTE);
 		// The rest of the old span: how many events it holds is no longer known, so no count can stand for reading it.
 		expect(state.spans![1].n).toBeNaN();
@@ -136,18 +173,41 @@ describe('static data', () => {
 	});
 
 	test('a state saved before spans existed becomes one young span over its remembered ids', () => {
-		const old = { v: 1, after: ev(T).id, afterCreatedOnMs: T, horizonMs: T + 6 * MINUTE, seen: { [ev(T + 2 * MINUTE).id]: T + 2 * MINUTE, [ev(T + 4 * MINUTE).id]: T + 4 * MINUTE } };
+		const old = {
+			v: 1,
+			after: ev(T).id,
+			afterCreatedOnMs: T,
+			horizonMs: T + 6 * MINUTE,
+			seen: { [ev(T + 2 * MINUTE).id]: T + 2 * MINUTE, [ev(T + 4 * MINUTE).id]: T + 4 * MINUTE },
+		};
 		const state = loadCursorState({ [CURSOR_KEY]: old })!;
-		expect(state.spans).toEqual([{ to: ev(T + 4 * MINUTE).id, toCreatedOnMs: T + 4 * MINUTE, readAtMs: T + 6 * MINUTE, n: NaN }]);
+		expect(state.spans).toEqual([
+			{
+				to: ev(T + 4 * MINUTE).id,
+				toCreatedOnMs: T + 4 * MINUTE,
+				readAtMs: T + 6 * MINUTE,
+				n: NaN,
+			},
+		]);
 		expect(alreadySeen(state, ev(T + 2 * MINUTE).id, overlapMs)).toBe(true);
 		expect(alreadySeen(state, ev(T + 3 * MINUTE).id, overlapMs)).toBe(false);
 	});
 });
 
 describe('counts and the copy by node id', () => {
-	test('knownAfter sums the spans\' counts from a boundary; verifyRead takes a matching count for a read of those spans at that time', () => {
-		let state = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE), ev(T + 2 * MINUTE)], T + 2 * MINUTE + 1000);
-		state = poll(state, frontier(state), [ev(T + 3 * MINUTE), ev(T + 4 * MINUTE)], T + 4 * MINUTE + 1000);
+	test("knownAfter sums the spans' counts from a boundary; verifyRead takes a matching count for a read of those spans at that time", () => {
+		let state = poll(
+			emptyCursorState(null),
+			null,
+			[ev(T), ev(T + MINUTE), ev(T + 2 * MINUTE)],
+			T + 2 * MINUTE + 1000,
+		);
+		state = poll(
+			state,
+			frontier(state),
+			[ev(T + 3 * MINUTE), ev(T + 4 * MINUTE)],
+			T + 4 * MINUTE + 1000,
+		);
 		expect(knownAfter(state, state.after)).toBe(5);
 		expect(knownAfter(state, state.spans![0].to)).toBe(2);
 		// Not a boundary: no count can stand for it.
@@ -161,7 +221,7 @@ describe('counts and the copy by node id', () => {
 		expect(verifyRead(state, state.after, T).spans).toEqual(state.spans);
 	});
 
-	test('the copy in the global static data round-trips per node id and leaves other nodes\' copies alone', () => {
+	test("the copy in the global static data round-trips per node id and leaves other nodes' copies alone", () => {
 		const global: Record<string, unknown> = {};
 		const a = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE)], T + MINUTE);
 		const b = poll(emptyCursorState(null), null, [ev(T + 5 * MINUTE)], T + 5 * MINUTE);

@@ -15,7 +15,14 @@ import { useSandbox } from '../../harness/sandbox';
 
 const env = useSandbox();
 
-const TYPES = ['document.received', 'run.completed', 'run.failed', 'run.cancelled', 'review.created', 'review.completed'];
+const TYPES = [
+	'document.received',
+	'run.completed',
+	'run.failed',
+	'run.cancelled',
+	'review.created',
+	'review.completed',
+];
 const OVERLAP = 5 * MINUTE;
 
 interface SimulationReport {
@@ -29,20 +36,49 @@ interface SimulationReport {
 	maxRememberedIds: number;
 }
 
-async function simulate(seed: number, parameters: IDataObject, accept: (type: string) => boolean): Promise<SimulationReport> {
+async function simulate(
+	seed: number,
+	parameters: IDataObject,
+	accept: (type: string) => boolean,
+): Promise<SimulationReport> {
 	const rand = seeded(seed);
 	const pick = <T>(list: T[]): T => list[Math.floor(rand() * list.length)];
 	const host = new TriggerHost(env.sandbox, parameters);
-	const report: SimulationReport = { created: 0, late: 0, bursts: 0, polls: 0, failedPolls: 0, partialPolls: 0, restarts: 0, maxRememberedIds: 0 };
+	const report: SimulationReport = {
+		created: 0,
+		late: 0,
+		bursts: 0,
+		polls: 0,
+		failedPolls: 0,
+		partialPolls: 0,
+		restarts: 0,
+		maxRememberedIds: 0,
+	};
 
 	// Background faults for the whole run: some 5xx and dropped connections, retried by the transport.
-	await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'status5xx', status: 503, probability: 0.03, seed });
-	await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'drop', probability: 0.01, seed: seed + 1 });
+	await env.sandbox.control.addFault({
+		pathPrefix: '/events',
+		kind: 'status5xx',
+		status: 503,
+		probability: 0.03,
+		seed,
+	});
+	await env.sandbox.control.addFault({
+		pathPrefix: '/events',
+		kind: 'drop',
+		probability: 0.01,
+		seed: seed + 1,
+	});
 
 	// A history before activation, which must not be emitted.
 	const start = (await env.sandbox.control.getClock()).nowMs;
 	const history: EventInput[] = [];
-	for (let i = 0; i < 2000; i++) history.push({ type: pick(TYPES), createdOn: new Date(start - 3 * 60 * MINUTE + i * 5000).toISOString(), data: { history: i } });
+	for (let i = 0; i < 2000; i++)
+		history.push({
+			type: pick(TYPES),
+			createdOn: new Date(start - 3 * 60 * MINUTE + i * 5000).toISOString(),
+			data: { history: i },
+		});
 	await env.sandbox.control.createEvents(history);
 	const historyIds = new Set((await env.sandbox.control.listEvents()).map((event) => event.id));
 	expect((await host.activate()).error).toBeUndefined();
@@ -54,14 +90,24 @@ async function simulate(seed: number, parameters: IDataObject, accept: (type: st
 		}
 		// A poll fails half-way: the read limit lets 1-4 pages through, then answers 429 with a Retry-After of minutes.
 		const halfWay = !quiet && rand() < 0.12;
-		if (halfWay) await env.sandbox.control.setRateLimits({ reads: { limit: 1 + Math.floor(rand() * 4), windowMs: 10 * MINUTE } });
+		if (halfWay)
+			await env.sandbox.control.setRateLimits({
+				reads: { limit: 1 + Math.floor(rand() * 4), windowMs: 10 * MINUTE },
+			});
 		// Now and then a short 429 that the poll waits out (1 s of real time each).
-		if (!quiet && rand() < 0.03) await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'rate429', retryAfter: 1, count: 1 });
+		if (!quiet && rand() < 0.03)
+			await env.sandbox.control.addFault({
+				pathPrefix: '/events',
+				kind: 'rate429',
+				retryAfter: 1,
+				count: 1,
+			});
 		// Half the polls run as on n8n 2.x with a budget from tiny to ample, half as on 1.x.
 		const pollBudgetMs = quiet || rand() < 0.5 ? undefined : pick([150, 400, 1500, 30_000]);
 		const failedBefore = host.failedPolls;
 		const result = await host.poll({ pollBudgetMs });
-		if (host.failedPolls > failedBefore) expect(result.error?.message).toMatch(/429|server error|Could not reach|time to retry/);
+		if (host.failedPolls > failedBefore)
+			expect(result.error?.message).toMatch(/429|server error|Could not reach|time to retry/);
 		if (halfWay) {
 			if (result.items && !result.error) report.partialPolls++;
 			await env.sandbox.control.setRateLimits({ reads: null });
@@ -84,9 +130,15 @@ async function simulate(seed: number, parameters: IDataObject, accept: (type: st
 			const createdOn = now + Math.floor(rand() * TICK);
 			// Most commit at once; some late, up to the whole overlap window (the stated bound).
 			const r = rand();
-			const commitDelayMs = r < 0.7 ? Math.floor(rand() * 2000) : r < 0.95 ? Math.floor(rand() * OVERLAP) : OVERLAP;
+			const commitDelayMs =
+				r < 0.7 ? Math.floor(rand() * 2000) : r < 0.95 ? Math.floor(rand() * OVERLAP) : OVERLAP;
 			if (commitDelayMs > TICK) report.late++;
-			batch.push({ type: pick(TYPES), createdOn: new Date(createdOn).toISOString(), commitDelayMs, data: { seq: report.created + i } });
+			batch.push({
+				type: pick(TYPES),
+				createdOn: new Date(createdOn).toISOString(),
+				commitDelayMs,
+				data: { seq: report.created + i },
+			});
 		}
 		await env.sandbox.control.createEvents(batch);
 		report.created += count;
@@ -112,7 +164,11 @@ async function simulate(seed: number, parameters: IDataObject, accept: (type: st
 	expect(all.every((event) => event.committed)).toBe(true);
 	const expected = all.filter((event) => !historyIds.has(event.id) && accept(event.type));
 	const check = compareDelivered(host.delivered, expected);
-	expect({ duplicates: check.duplicates.length, lost: check.lost.length, unexpected: check.unexpected.length }).toEqual({ duplicates: 0, lost: 0, unexpected: 0 });
+	expect({
+		duplicates: check.duplicates.length,
+		lost: check.lost.length,
+		unexpected: check.unexpected.length,
+	}).toEqual({ duplicates: 0, lost: 0, unexpected: 0 });
 	expect(host.delivered).toHaveLength(expected.length);
 	return report;
 }

@@ -4,7 +4,13 @@
  * every later page moves back: a read that pages by number skips the events that slid over
  * a page boundary. Start From: Oldest reads without `after`, from the oldest event.
  */
-import { DAY, MINUTE, TriggerHost, compareDelivered, spreadEvents } from '../../harness/triggerHost';
+import {
+	DAY,
+	MINUTE,
+	TriggerHost,
+	compareDelivered,
+	spreadEvents,
+} from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 
 const env = useSandbox();
@@ -13,8 +19,14 @@ describe('events expiring while the trigger reads', () => {
 	test('Start From: Oldest, 3,000 events of which 1,500 leave the window during the first read: every recent event once, nothing twice', async () => {
 		const now = (await env.sandbox.control.getClock()).nowMs;
 		// 1,500 events within the first 30 minutes of the window: a page a minute lets about 50 of them expire per page.
-		const expiring = await env.sandbox.control.createEvents(spreadEvents(1500, now - 7 * DAY + MINUTE, now - 7 * DAY + 31 * MINUTE), { returnIds: true });
-		const recent = await env.sandbox.control.createEvents(spreadEvents(1500, now - 2 * DAY, now - 10 * MINUTE), { returnIds: true });
+		const expiring = await env.sandbox.control.createEvents(
+			spreadEvents(1500, now - 7 * DAY + MINUTE, now - 7 * DAY + 31 * MINUTE),
+			{ returnIds: true },
+		);
+		const recent = await env.sandbox.control.createEvents(
+			spreadEvents(1500, now - 2 * DAY, now - 10 * MINUTE),
+			{ returnIds: true },
+		);
 		await env.sandbox.control.setSettings({ eventPageClockAdvanceMs: MINUTE });
 
 		const host = new TriggerHost(env.sandbox, { options: { startFrom: 'oldest' } });
@@ -27,7 +39,10 @@ describe('events expiring while the trigger reads', () => {
 			await env.sandbox.control.advanceClock(MINUTE);
 			expect((await host.poll()).error).toBeUndefined();
 		}
-		const check = compareDelivered(host.delivered, recent.ids!.map((id) => ({ id })));
+		const check = compareDelivered(
+			host.delivered,
+			recent.ids!.map((id) => ({ id })),
+		);
 		expect(check.lost).toEqual([]);
 		expect(check.duplicates).toEqual([]);
 		// Expiring events may come out (those read before they left), never twice, and nothing else does.
@@ -42,8 +57,14 @@ describe('events expiring while the trigger reads', () => {
 		await env.sandbox.control.advanceClock(MINUTE);
 		expect((await host.poll()).items).toHaveLength(5);
 		// n8n is down for 7 days and a bit; events kept coming, the oldest of them now about to expire.
-		const expiring = await env.sandbox.control.createEvents(spreadEvents(1000, nowMs + 2 * MINUTE, nowMs + 32 * MINUTE), { returnIds: true });
-		const later = await env.sandbox.control.createEvents(spreadEvents(1000, nowMs + DAY, nowMs + 6 * DAY), { returnIds: true });
+		const expiring = await env.sandbox.control.createEvents(
+			spreadEvents(1000, nowMs + 2 * MINUTE, nowMs + 32 * MINUTE),
+			{ returnIds: true },
+		);
+		const later = await env.sandbox.control.createEvents(
+			spreadEvents(1000, nowMs + DAY, nowMs + 6 * DAY),
+			{ returnIds: true },
+		);
 		await env.sandbox.control.advanceClock(7 * DAY + MINUTE);
 		await env.sandbox.control.setSettings({ eventPageClockAdvanceMs: MINUTE });
 		const result = await host.poll();
@@ -51,7 +72,10 @@ describe('events expiring while the trigger reads', () => {
 		expect(result.error).toBeUndefined();
 		await env.sandbox.control.advanceClock(MINUTE);
 		expect((await host.poll()).error).toBeUndefined();
-		const check = compareDelivered(host.delivered.slice(5), later.ids!.map((id) => ({ id })));
+		const check = compareDelivered(
+			host.delivered.slice(5),
+			later.ids!.map((id) => ({ id })),
+		);
 		expect(check.lost).toEqual([]);
 		expect(check.duplicates).toEqual([]);
 		expect(check.unexpected.every((id) => expiring.ids!.includes(id))).toBe(true);

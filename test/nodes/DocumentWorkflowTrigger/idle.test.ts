@@ -5,7 +5,14 @@
  * nothing enters them. At most 2 event reads per idle poll, with or without `Date`; a late
  * event entering the burst is still emitted, once.
  */
-import { MINUTE, TriggerHost, burstEvents, compareDelivered, eventRequests, lastSeq } from '../../harness/triggerHost';
+import {
+	MINUTE,
+	TriggerHost,
+	burstEvents,
+	compareDelivered,
+	eventRequests,
+	lastSeq,
+} from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 
 const env = useSandbox();
@@ -17,43 +24,63 @@ describe('a quiet trigger after a burst', () => {
 	test.each([
 		['without', false],
 		['with', true],
-	])('%s a Date header: at most 2 reads per idle poll, and a late event inside the burst comes out once', async (_label, sendDateHeader) => {
-		await env.sandbox.control.setSettings({ sendDateHeader });
-		const host = new TriggerHost(env.sandbox);
-		expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
-		const start = (await env.sandbox.control.getClock()).nowMs;
-		await env.sandbox.control.createEvents(burstEvents(BURST, start + 1000, 40_000, { seed: 5 }));
-		// Created within the burst, committed 3 minutes later (inside the 5-minute overlap window).
-		const late = await env.sandbox.control.createEvents([{ type: 'run.failed', createdOn: new Date(start + 20_000).toISOString(), commitDelayMs: 3 * MINUTE, data: { late: true } }], { returnIds: true });
+	])(
+		'%s a Date header: at most 2 reads per idle poll, and a late event inside the burst comes out once',
+		async (_label, sendDateHeader) => {
+			await env.sandbox.control.setSettings({ sendDateHeader });
+			const host = new TriggerHost(env.sandbox);
+			expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
+			const start = (await env.sandbox.control.getClock()).nowMs;
+			await env.sandbox.control.createEvents(burstEvents(BURST, start + 1000, 40_000, { seed: 5 }));
+			// Created within the burst, committed 3 minutes later (inside the 5-minute overlap window).
+			const late = await env.sandbox.control.createEvents(
+				[
+					{
+						type: 'run.failed',
+						createdOn: new Date(start + 20_000).toISOString(),
+						commitDelayMs: 3 * MINUTE,
+						data: { late: true },
+					},
+				],
+				{ returnIds: true },
+			);
 
-		// Caught up with the burst.
-		let polls = 0;
-		while (host.delivered.length < BURST && polls < 10) {
-			await env.sandbox.control.advanceClock(MINUTE);
-			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
-			polls++;
-		}
-		expect(host.delivered).toHaveLength(BURST);
+			// Caught up with the burst.
+			let polls = 0;
+			while (host.delivered.length < BURST && polls < 10) {
+				await env.sandbox.control.advanceClock(MINUTE);
+				expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
+				polls++;
+			}
+			expect(host.delivered).toHaveLength(BURST);
 
-		// Quiet minutes: the late event appears after the third, nothing else happens.
-		const readsPerPoll: number[] = [];
-		for (let minute = 0; minute < 8; minute++) {
-			await env.sandbox.control.advanceClock(MINUTE);
-			const seq = await lastSeq(env.sandbox);
-			const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
-			expect(result.error).toBeUndefined();
-			const reads = (await eventRequests(env.sandbox, seq)).length;
-			if (!result.items) readsPerPoll.push(reads);
-		}
-		expect(readsPerPoll.length).toBeGreaterThanOrEqual(7);
-		expect(Math.max(...readsPerPoll)).toBeLessThanOrEqual(2);
+			// Quiet minutes: the late event appears after the third, nothing else happens.
+			const readsPerPoll: number[] = [];
+			for (let minute = 0; minute < 8; minute++) {
+				await env.sandbox.control.advanceClock(MINUTE);
+				const seq = await lastSeq(env.sandbox);
+				const result = await host.poll({ pollBudgetMs: POLL_BUDGET_MS });
+				expect(result.error).toBeUndefined();
+				const reads = (await eventRequests(env.sandbox, seq)).length;
+				if (!result.items) readsPerPoll.push(reads);
+			}
+			expect(readsPerPoll.length).toBeGreaterThanOrEqual(7);
+			expect(Math.max(...readsPerPoll)).toBeLessThanOrEqual(2);
 
-		const all = await env.sandbox.control.listEvents();
-		expect(all.every((event) => event.committed)).toBe(true);
-		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
-		expect(host.delivered.filter((event) => event.id === late.ids![0])).toHaveLength(1);
-		console.log(`burst of ${BURST} ${sendDateHeader ? 'with' : 'without'} Date: caught up in ${polls} polls; event reads per idle poll: ${readsPerPoll.join(', ')}`);
-	}, 120_000);
+			const all = await env.sandbox.control.listEvents();
+			expect(all.every((event) => event.committed)).toBe(true);
+			expect(compareDelivered(host.delivered, all)).toEqual({
+				duplicates: [],
+				lost: [],
+				unexpected: [],
+			});
+			expect(host.delivered.filter((event) => event.id === late.ids![0])).toHaveLength(1);
+			console.log(
+				`burst of ${BURST} ${sendDateHeader ? 'with' : 'without'} Date: caught up in ${polls} polls; event reads per idle poll: ${readsPerPoll.join(', ')}`,
+			);
+		},
+		120_000,
+	);
 
 	test('without a Date header, a re-read that runs out of budget goes on from where it stopped at the next poll', async () => {
 		await env.sandbox.control.setSettings({ sendDateHeader: false });
@@ -64,8 +91,18 @@ describe('a quiet trigger after a burst', () => {
 		// Late events at the start and the end of the burst: the count shows something entered, so the spans are read again.
 		const late = await env.sandbox.control.createEvents(
 			[
-				{ type: 'run.failed', createdOn: new Date(start + 1500).toISOString(), commitDelayMs: 2 * MINUTE, data: { late: 1 } },
-				{ type: 'run.failed', createdOn: new Date(start + 40_500).toISOString(), commitDelayMs: 2 * MINUTE, data: { late: 2 } },
+				{
+					type: 'run.failed',
+					createdOn: new Date(start + 1500).toISOString(),
+					commitDelayMs: 2 * MINUTE,
+					data: { late: 1 },
+				},
+				{
+					type: 'run.failed',
+					createdOn: new Date(start + 40_500).toISOString(),
+					commitDelayMs: 2 * MINUTE,
+					data: { late: 2 },
+				},
 			],
 			{ returnIds: true },
 		);
@@ -78,7 +115,11 @@ describe('a quiet trigger after a burst', () => {
 		for (let i = 0; i < 4; i++) {
 			const seq = await lastSeq(env.sandbox);
 			expect((await host.poll({ pollBudgetMs: POLL_BUDGET_MS / 10 })).error).toBeUndefined();
-			firstPages.push((await eventRequests(env.sandbox, seq)).map((entry) => new URL(entry.path, 'http://x').searchParams.get('after') ?? ''));
+			firstPages.push(
+				(await eventRequests(env.sandbox, seq)).map(
+					(entry) => new URL(entry.path, 'http://x').searchParams.get('after') ?? '',
+				),
+			);
 			await env.sandbox.control.advanceClock(10_000);
 		}
 		// Each re-read starts where the one before stopped, not at the same place every poll.
@@ -86,6 +127,10 @@ describe('a quiet trigger after a burst', () => {
 		expect(new Set(rereadStarts.slice(0, 3)).size).toBe(3);
 		expect(host.delivered.filter((event) => late.ids!.includes(event.id))).toHaveLength(2);
 		const all = await env.sandbox.control.listEvents();
-		expect(compareDelivered(host.delivered, all)).toEqual({ duplicates: [], lost: [], unexpected: [] });
+		expect(compareDelivered(host.delivered, all)).toEqual({
+			duplicates: [],
+			lost: [],
+			unexpected: [],
+		});
 	}, 120_000);
 });

@@ -4,7 +4,13 @@
  * its own and n8n re-activates it with activation mode `update`, the mode its durable-cursor
  * polls run with too. Nothing may come out twice, and nothing may be lost.
  */
-import { DAY, MINUTE, TriggerHost, compareDelivered, spreadEvents } from '../../harness/triggerHost';
+import {
+	DAY,
+	MINUTE,
+	TriggerHost,
+	compareDelivered,
+	spreadEvents,
+} from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 
 const env = useSandbox();
@@ -13,82 +19,134 @@ describe('renaming the trigger of an active workflow', () => {
 	test.each([
 		['every minute', { item: [{ mode: 'everyMinute' }] }],
 		['every day', { item: [{ mode: 'everyDay' }] }],
-	])('default polling mode, polls %s: the renamed trigger emits nothing twice and loses nothing', async (_label, pollTimes) => {
-		const now = (await env.sandbox.control.getClock()).nowMs;
-		await env.sandbox.control.createEvents(spreadEvents(300, now - DAY, now - 10 * MINUTE));
-		const host = new TriggerHost(env.sandbox, { pollTimes });
-		expect((await host.activate()).items).toBeNull();
+	])(
+		'default polling mode, polls %s: the renamed trigger emits nothing twice and loses nothing',
+		async (_label, pollTimes) => {
+			const now = (await env.sandbox.control.getClock()).nowMs;
+			await env.sandbox.control.createEvents(spreadEvents(300, now - DAY, now - 10 * MINUTE));
+			const host = new TriggerHost(env.sandbox, { pollTimes });
+			expect((await host.activate()).items).toBeNull();
 
-		// Events of the minutes before the rename, emitted by the polls as they came.
-		const emitted: string[] = [];
-		for (let round = 0; round < 3; round++) {
+			// Events of the minutes before the rename, emitted by the polls as they came.
+			const emitted: string[] = [];
+			for (let round = 0; round < 3; round++) {
+				const { nowMs } = await env.sandbox.control.getClock();
+				const batch = await env.sandbox.control.createEvents(
+					spreadEvents(5, nowMs + 1000, nowMs + 50_000),
+					{ returnIds: true },
+				);
+				emitted.push(...batch.ids!);
+				await env.sandbox.control.advanceClock(MINUTE);
+				const result = await host.poll();
+				expect(result.items?.map((item) => item.json.id)).toEqual(batch.ids);
+			}
+			// More events after the last poll, then the rename: n8n re-activates the workflow.
 			const { nowMs } = await env.sandbox.control.getClock();
-			const batch = await env.sandbox.control.createEvents(spreadEvents(5, nowMs + 1000, nowMs + 50_000), { returnIds: true });
-			emitted.push(...batch.ids!);
-			await env.sandbox.control.advanceClock(MINUTE);
-			const result = await host.poll();
-			expect(result.items?.map((item) => item.json.id)).toEqual(batch.ids);
-		}
-		// More events after the last poll, then the rename: n8n re-activates the workflow.
-		const { nowMs } = await env.sandbox.control.getClock();
-		const beforeRename = await env.sandbox.control.createEvents(spreadEvents(4, nowMs + 1000, nowMs + 20_000), { returnIds: true });
-		await env.sandbox.control.advanceClock(30_000);
-		host.rename('Documents arrived');
-		const reactivation = await host.poll({ activation: 'update' });
-		expect(reactivation.error).toBeUndefined();
-		expect(reactivation.items?.map((item) => item.json.id) ?? []).toEqual(beforeRename.ids);
+			const beforeRename = await env.sandbox.control.createEvents(
+				spreadEvents(4, nowMs + 1000, nowMs + 20_000),
+				{ returnIds: true },
+			);
+			await env.sandbox.control.advanceClock(30_000);
+			host.rename('Documents arrived');
+			const reactivation = await host.poll({ activation: 'update' });
+			expect(reactivation.error).toBeUndefined();
+			expect(reactivation.items?.map((item) => item.json.id) ?? []).toEqual(beforeRename.ids);
 
-		// Scheduled polls of the re-activated workflow (n8n keeps the activation mode of the activation).
-		const afterRename = await env.sandbox.control.createEvents(spreadEvents(6, nowMs + 40_000, nowMs + 80_000), { returnIds: true });
-		for (let i = 0; i < 3; i++) {
-			await env.sandbox.control.advanceClock(MINUTE);
-			expect((await host.poll({ activation: 'update' })).error).toBeUndefined();
-		}
-		const expected = [...emitted, ...beforeRename.ids!, ...afterRename.ids!].map((id) => ({ id }));
-		expect(compareDelivered(host.delivered, expected)).toEqual({ duplicates: [], lost: [], unexpected: [] });
-	});
+			// Scheduled polls of the re-activated workflow (n8n keeps the activation mode of the activation).
+			const afterRename = await env.sandbox.control.createEvents(
+				spreadEvents(6, nowMs + 40_000, nowMs + 80_000),
+				{ returnIds: true },
+			);
+			for (let i = 0; i < 3; i++) {
+				await env.sandbox.control.advanceClock(MINUTE);
+				expect((await host.poll({ activation: 'update' })).error).toBeUndefined();
+			}
+			const expected = [...emitted, ...beforeRename.ids!, ...afterRename.ids!].map((id) => ({
+				id,
+			}));
+			expect(compareDelivered(host.delivered, expected)).toEqual({
+				duplicates: [],
+				lost: [],
+				unexpected: [],
+			});
+		},
+	);
 
 	test('a restart after the rename (default mode): still nothing twice', async () => {
 		const host = new TriggerHost(env.sandbox);
 		expect((await host.activate()).items).toBeNull();
 		const { nowMs } = await env.sandbox.control.getClock();
-		const first = await env.sandbox.control.createEvents(spreadEvents(5, nowMs + 1000, nowMs + 50_000), { returnIds: true });
+		const first = await env.sandbox.control.createEvents(
+			spreadEvents(5, nowMs + 1000, nowMs + 50_000),
+			{ returnIds: true },
+		);
 		await env.sandbox.control.advanceClock(MINUTE);
 		expect((await host.poll()).items).toHaveLength(5);
 		host.rename('Renamed');
 		await env.sandbox.control.advanceClock(MINUTE);
 		expect((await host.poll({ activation: 'update' })).items).toBeNull();
 		host.restart();
-		const second = await env.sandbox.control.createEvents(spreadEvents(3, nowMs + 2 * MINUTE, nowMs + 2 * MINUTE + 10_000), { returnIds: true });
+		const second = await env.sandbox.control.createEvents(
+			spreadEvents(3, nowMs + 2 * MINUTE, nowMs + 2 * MINUTE + 10_000),
+			{ returnIds: true },
+		);
 		await env.sandbox.control.advanceClock(MINUTE);
-		expect((await host.poll({ activation: 'init' })).items?.map((item) => item.json.id)).toEqual(second.ids);
-		expect(compareDelivered(host.delivered, [...first.ids!, ...second.ids!].map((id) => ({ id })))).toEqual({ duplicates: [], lost: [], unexpected: [] });
+		expect((await host.poll({ activation: 'init' })).items?.map((item) => item.json.id)).toEqual(
+			second.ids,
+		);
+		expect(
+			compareDelivered(
+				host.delivered,
+				[...first.ids!, ...second.ids!].map((id) => ({ id })),
+			),
+		).toEqual({ duplicates: [], lost: [], unexpected: [] });
 	});
 
 	test('durable cursors: the cursor follows the node id, so the renamed trigger goes on where it was', async () => {
 		const host = new TriggerHost(env.sandbox);
 		expect((await host.activate({ activation: 'activate' })).items).toBeNull();
 		const { nowMs } = await env.sandbox.control.getClock();
-		const first = await env.sandbox.control.createEvents(spreadEvents(5, nowMs + 1000, nowMs + 50_000), { returnIds: true });
+		const first = await env.sandbox.control.createEvents(
+			spreadEvents(5, nowMs + 1000, nowMs + 50_000),
+			{ returnIds: true },
+		);
 		await env.sandbox.control.advanceClock(MINUTE);
 		expect((await host.poll({ activation: 'update', pollBudgetMs: 36_000 })).items).toHaveLength(5);
 		host.rename('Renamed', 'durable');
-		const second = await env.sandbox.control.createEvents(spreadEvents(3, nowMs + 70_000, nowMs + 80_000), { returnIds: true });
+		const second = await env.sandbox.control.createEvents(
+			spreadEvents(3, nowMs + 70_000, nowMs + 80_000),
+			{ returnIds: true },
+		);
 		await env.sandbox.control.advanceClock(MINUTE);
-		expect((await host.poll({ activation: 'update', pollBudgetMs: 36_000 })).items?.map((item) => item.json.id)).toEqual(second.ids);
+		expect(
+			(await host.poll({ activation: 'update', pollBudgetMs: 36_000 })).items?.map(
+				(item) => item.json.id,
+			),
+		).toEqual(second.ids);
 		await env.sandbox.control.advanceClock(MINUTE);
 		expect((await host.poll({ activation: 'update', pollBudgetMs: 36_000 })).items).toBeNull();
-		expect(compareDelivered(host.delivered, [...first.ids!, ...second.ids!].map((id) => ({ id })))).toEqual({ duplicates: [], lost: [], unexpected: [] });
+		expect(
+			compareDelivered(
+				host.delivered,
+				[...first.ids!, ...second.ids!].map((id) => ({ id })),
+			),
+		).toEqual({ duplicates: [], lost: [], unexpected: [] });
 	});
 
-	test('durable cursors, first scheduled poll: where n8n kept the workflow\'s global static data written at activation, it starts exactly at activation', async () => {
+	test("durable cursors, first scheduled poll: where n8n kept the workflow's global static data written at activation, it starts exactly at activation", async () => {
 		const now = (await env.sandbox.control.getClock()).nowMs;
-		const justBefore = await env.sandbox.control.createEvents(spreadEvents(20, now - 30_000, now - 1000), { returnIds: true });
+		const justBefore = await env.sandbox.control.createEvents(
+			spreadEvents(20, now - 30_000, now - 1000),
+			{ returnIds: true },
+		);
 		const host = new TriggerHost(env.sandbox);
 		expect((await host.activate({ activation: 'activate' })).items).toBeNull();
 		// The node's cursor written by the activation poll is dropped; the workflow's static data is not.
 		host.live = { global: host.saved.global };
-		const sinceActivation = await env.sandbox.control.createEvents(spreadEvents(50, now + 100, now + 50_000), { returnIds: true });
+		const sinceActivation = await env.sandbox.control.createEvents(
+			spreadEvents(50, now + 100, now + 50_000),
+			{ returnIds: true },
+		);
 		await env.sandbox.control.advanceClock(MINUTE);
 		const first = await host.poll({ activation: 'update', pollBudgetMs: 36_000 });
 		expect(first.items?.map((item) => item.json.id)).toEqual(sinceActivation.ids);

@@ -14,7 +14,12 @@ test('a 429 met by a poll teaches the read pacer that every read of the key shar
 	await env.sandbox.control.createEvents(spreadEvents(300, now - DAY, now - 1000));
 	const pacer = readPacerFor(limitScope(env.sandbox.baseUrl, { apiKey: env.sandbox.apiKey }));
 	expect(pacer.readsPerSecond).toBe(START_RATE);
-	await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'rate429', retryAfter: 1, count: 1 });
+	await env.sandbox.control.addFault({
+		pathPrefix: '/events',
+		kind: 'rate429',
+		retryAfter: 1,
+		count: 1,
+	});
 	const host = new TriggerHost(env.sandbox, { options: { startFrom: 'oldest' } });
 	const result = await host.activate();
 	expect(result.error).toBeUndefined();

@@ -7,13 +7,19 @@ import type { Env } from '../../harness/sandbox';
 import { WebhookHost } from '../../harness/webhookHost';
 
 /** Starts a host for each test that asks for one, and stops them all after the test. */
-export function useHosts(env: Env): (parameters?: IDataObject, typeVersion?: number) => Promise<WebhookHost> {
+export function useHosts(
+	env: Env,
+): (parameters?: IDataObject, typeVersion?: number) => Promise<WebhookHost> {
 	const hosts: WebhookHost[] = [];
 	afterEach(async () => {
 		await Promise.all(hosts.splice(0).map(async (host) => await host.stop()));
 	});
 	return async (parameters = {}, typeVersion?: number) => {
-		const host = await new WebhookHost({ credentials: env.credentials, parameters, typeVersion }).start();
+		const host = await new WebhookHost({
+			credentials: env.credentials,
+			parameters,
+			typeVersion,
+		}).start();
 		hosts.push(host);
 		return host;
 	};
@@ -27,7 +33,9 @@ export async function settle(sb: Sandbox, host: WebhookHost): Promise<void> {
 
 /** The events as the API lists them (what the trigger must emit), by id. */
 export async function listedCopies(sb: Sandbox): Promise<Map<string, IDataObject>> {
-	const response = await fetch(`${sb.baseUrl}/events?pageSize=100`, { headers: { 'X-Api-Key': sb.apiKey } });
+	const response = await fetch(`${sb.baseUrl}/events?pageSize=100`, {
+		headers: { 'X-Api-Key': sb.apiKey },
+	});
 	const body = (await response.json()) as { data: IDataObject[] };
 	return new Map(body.data.map((event) => [String(event.id), event]));
 }

@@ -4,7 +4,11 @@
  * line after the look-for window; close deliveries share reads; the answer comes before the
  * API is read.
  */
-import { DEFAULT_TIMING, forgetAll, verifierSize } from '../../../nodes/DocumentWorkflowWebhookTrigger/verifier';
+import {
+	DEFAULT_TIMING,
+	forgetAll,
+	verifierSize,
+} from '../../../nodes/DocumentWorkflowWebhookTrigger/verifier';
 import { captureWarnings } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 import { eventReads, forgedId, listedCopies, settle, useHosts } from './helpers';
@@ -40,13 +44,24 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 
 	test('out-of-order deliveries, also as arrays, emit every event once, each as listed', async () => {
 		const host = await newHost();
-		await env.sandbox.control.addSubscription({ url: host.url, maxDelayMs: 400, seed: 3, batchSize: 4, repeats: 1 });
+		await env.sandbox.control.addSubscription({
+			url: host.url,
+			maxDelayMs: 400,
+			seed: 3,
+			batchSize: 4,
+			repeats: 1,
+		});
 		const created = await env.sandbox.control.createEvents(
-			Array.from({ length: 30 }, (_, n) => ({ type: n % 2 ? 'run.failed' : 'review.completed', data: { n } })),
+			Array.from({ length: 30 }, (_, n) => ({
+				type: n % 2 ? 'run.failed' : 'review.completed',
+				data: { n },
+			})),
 			{ returnIds: true },
 		);
 		await settle(env.sandbox, host);
-		const order = (await env.sandbox.control.getDeliveries()).sort((a, b) => a.answeredAtMs - b.answeredAtMs).flatMap((d) => d.eventIds);
+		const order = (await env.sandbox.control.getDeliveries())
+			.sort((a, b) => a.answeredAtMs - b.answeredAtMs)
+			.flatMap((d) => d.eventIds);
 		expect(order.slice(0, 30)).not.toEqual(created.ids);
 		const emitted = counts(host.emitted().map((event) => event.id));
 		expect(emitted.size).toBe(30);
@@ -58,7 +73,10 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 	test('an event delivered before the API lists it is looked for again and found', async () => {
 		const host = await newHost();
 		await env.sandbox.control.addSubscription({ url: host.url });
-		const created = await env.sandbox.control.createEvents([{ type: 'run.completed', commitDelayMs: 1500 }], { returnIds: true });
+		const created = await env.sandbox.control.createEvents(
+			[{ type: 'run.completed', commitDelayMs: 1500 }],
+			{ returnIds: true },
+		);
 		const start = Date.now();
 		await settle(env.sandbox, host);
 		expect(host.emitted().map((event) => event.id)).toEqual(created.ids);
@@ -72,7 +90,11 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		try {
 			await env.sandbox.control.addSubscription({ url: host.url });
 			const start = Date.now();
-			const [late] = (await env.sandbox.control.createEvents([{ type: 'run.completed', commitDelayMs: 60_000 }], { returnIds: true })).ids!;
+			const [late] = (
+				await env.sandbox.control.createEvents([{ type: 'run.completed', commitDelayMs: 60_000 }], {
+					returnIds: true,
+				})
+			).ids!;
 			await settle(env.sandbox, host);
 			expect(Date.now() - start).toBeGreaterThanOrEqual(DEFAULT_TIMING.lookForMs);
 			expect(Date.now() - start).toBeLessThan(DEFAULT_TIMING.lookForMs + 3000);
@@ -87,8 +109,15 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 	test('an API failing for longer than the look-for window delays the event, it does not drop it', async () => {
 		const host = await newHost();
 		// 503 for the next 15 requests: five reads fail (each tries three times), over more than 5 s.
-		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'status5xx', status: 503, count: 15 });
-		const [id] = (await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })).ids!;
+		await env.sandbox.control.addFault({
+			pathPrefix: '/events',
+			kind: 'status5xx',
+			status: 503,
+			count: 15,
+		});
+		const [id] = (
+			await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })
+		).ids!;
 		const start = Date.now();
 		await host.post({ id });
 		await host.settled();
@@ -100,7 +129,9 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		const host = await newHost();
 		await env.sandbox.control.addSubscription({ url: host.url });
 		for (let burst = 0; burst < 10; burst++) {
-			await env.sandbox.control.createEvents(Array.from({ length: 20 }, (_, n) => ({ type: 'run.completed', data: { burst, n } })));
+			await env.sandbox.control.createEvents(
+				Array.from({ length: 20 }, (_, n) => ({ type: 'run.completed', data: { burst, n } })),
+			);
 			await new Promise((resolve) => setTimeout(resolve, 50));
 		}
 		await settle(env.sandbox, host);
@@ -119,7 +150,9 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		for (let tick = 0; tick < 40; tick++) {
 			const at = start + tick * 100;
 			if (at > Date.now()) await new Promise((resolve) => setTimeout(resolve, at - Date.now()));
-			await env.sandbox.control.createEvents(Array.from({ length: 10 }, (_, n) => ({ type: 'run.completed', data: { tick, n } })));
+			await env.sandbox.control.createEvents(
+				Array.from({ length: 10 }, (_, n) => ({ type: 'run.completed', data: { tick, n } })),
+			);
 			if (tick % 2 === 0) forged.push(host.post({ id: forgedId(), type: 'run.completed' }));
 		}
 		await Promise.all(forged);
@@ -133,7 +166,9 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 	test('the delivery is answered before the API is read: a list that takes 2 s does not delay the answer', async () => {
 		const host = await newHost();
 		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'latency', ms: 2000 });
-		const [id] = (await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })).ids!;
+		const [id] = (
+			await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })
+		).ids!;
 		const answer = await host.post({ id, type: 'run.completed' });
 		expect(answer.status).toBe(202);
 		expect(JSON.parse(answer.body)).toEqual({ received: 1 });
@@ -145,7 +180,9 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 
 	test('what a restart of n8n forgets: a repeat after it starts the workflow again (the docs say so)', async () => {
 		const host = await newHost();
-		const [id] = (await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })).ids!;
+		const [id] = (
+			await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })
+		).ids!;
 		await host.post({ id });
 		await host.post({ id });
 		await host.settled();

@@ -2,7 +2,13 @@
  * The read pacer on its own (nodes/shared/transport/readPacer.ts), on a virtual clock: how
  * many reads it allows when, and what it learns from a 429.
  */
-import { BURST_MS, MAX_RATE, ReadPacer, START_RATE, readPacerFor } from '../../../nodes/shared/transport/readPacer';
+import {
+	BURST_MS,
+	MAX_RATE,
+	ReadPacer,
+	START_RATE,
+	readPacerFor,
+} from '../../../nodes/shared/transport/readPacer';
 
 describe('ReadPacer', () => {
 	it(`starts at ${START_RATE} reads a second and doubles while it holds checks back`, () => {
@@ -38,7 +44,9 @@ describe('ReadPacer', () => {
 		expect(pacer.nextSendAt()).toBe(t0 + 10);
 		expect(sendAll(pacer, t0 + 25)).toBe(1 + (15 * START_RATE * 32) / 1000);
 		// Unused rate is not hoarded beyond BURST_MS.
-		expect(sendAll(pacer, t0 + 60_000)).toBe(1 + Math.floor((BURST_MS * pacer.readsPerSecond) / 1000));
+		expect(sendAll(pacer, t0 + 60_000)).toBe(
+			1 + Math.floor((BURST_MS * pacer.readsPerSecond) / 1000),
+		);
 	});
 
 	it(`never grows past ${MAX_RATE} reads a second`, () => {

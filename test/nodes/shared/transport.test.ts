@@ -3,14 +3,21 @@
  * problem details, correlation ids, 429 with Retry-After, retries, UUID refusal, and the
  * key kept out of every error.
  */
-import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../../nodes/shared/transport';
+import {
+	backoffDelay,
+	DEFAULT_RETRY_POLICY,
+	parseRetryAfter,
+} from '../../../nodes/shared/transport';
 import { runActionNode } from '../../harness/n8n';
 import { useSandbox } from '../../harness/sandbox';
 
 const env = useSandbox();
 
 const getWorkflow = (workflowId: string) =>
-	runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId }, credentials: env.credentials });
+	runActionNode({
+		parameters: { resource: 'workflow', operation: 'get', workflowId },
+		credentials: env.credentials,
+	});
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
 
@@ -20,7 +27,9 @@ describe('problem details become NodeApiErrors that say what to do', () => {
 		expect(error).toBeDefined();
 		expect(error!.httpCode).toBe('404');
 		expect(error!.message).toMatch(/could not find the requested resource \(404\)/);
-		const [request] = await env.sandbox.control.getRequests({ pathPrefix: `/workflows/${MISSING}` });
+		const [request] = await env.sandbox.control.getRequests({
+			pathPrefix: `/workflows/${MISSING}`,
+		});
 		expect(error!.description).toContain(`Correlation ID: ${request.correlationId}`);
 		expect(error!.description).toMatch(/Trace ID: \S+/);
 		expect(error!.description).toContain(`Request: GET /workflows/${MISSING}`);
@@ -28,7 +37,11 @@ describe('problem details become NodeApiErrors that say what to do', () => {
 
 	test('401 says the key was rejected and how to fix it', async () => {
 		const { error } = await runActionNode({
-			parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+			parameters: {
+				resource: 'workflow',
+				operation: 'get',
+				workflowId: env.sandbox.defaultWorkflowId,
+			},
 			credentials: { ...env.credentials, apiKey: 'dwk_00000000000000000000000000000bad' },
 		});
 		expect(error!.httpCode).toBe('401');
@@ -39,7 +52,11 @@ describe('problem details become NodeApiErrors that say what to do', () => {
 	test('403 names the missing scope as the cause', async () => {
 		const key = await env.sandbox.control.createKey({ scopes: ['runs:read'] });
 		const { error } = await runActionNode({
-			parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+			parameters: {
+				resource: 'workflow',
+				operation: 'get',
+				workflowId: env.sandbox.defaultWorkflowId,
+			},
 			credentials: { ...env.credentials, apiKey: key.key },
 		});
 		expect(error!.httpCode).toBe('403');
@@ -83,7 +100,12 @@ describe('ids are checked before any request', () => {
 
 describe('429 and Retry-After', () => {
 	test('waits for Retry-After (seconds) and retries until it passes', async () => {
-		await env.sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 1, count: 2 });
+		await env.sandbox.control.addFault({
+			kind: 'rate429',
+			pathPrefix: '/workflows/',
+			retryAfter: 1,
+			count: 2,
+		});
 		const { error, items } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error).toBeUndefined();
 		expect(items[0].json.id).toBe(env.sandbox.defaultWorkflowId);
@@ -94,7 +116,13 @@ describe('429 and Retry-After', () => {
 	});
 
 	test('understands Retry-After as an HTTP date', async () => {
-		await env.sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 1, retryAfterAsDate: true, count: 1 });
+		await env.sandbox.control.addFault({
+			kind: 'rate429',
+			pathPrefix: '/workflows/',
+			retryAfter: 1,
+			retryAfterAsDate: true,
+			count: 1,
+		});
 		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error).toBeUndefined();
 		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
@@ -102,9 +130,16 @@ describe('429 and Retry-After', () => {
 	});
 
 	test('a Retry-After far in the future fails at once with a clear error instead of hanging', async () => {
-		await env.sandbox.control.addFault({ kind: 'rate429', pathPrefix: '/workflows/', retryAfter: 86_400, count: 1 });
+		await env.sandbox.control.addFault({
+			kind: 'rate429',
+			pathPrefix: '/workflows/',
+			retryAfter: 86_400,
+			count: 1,
+		});
 		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
-		expect(error!.message).toMatch(/rate limit was exceeded \(429\), and the wait it asks for is too long/);
+		expect(error!.message).toMatch(
+			/rate limit was exceeded \(429\), and the wait it asks for is too long/,
+		);
 		expect(error!.description).toMatch(/86400 s/);
 		expect(await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' })).toHaveLength(1);
 	});
@@ -115,7 +150,9 @@ describe('429 and Retry-After', () => {
 		const second = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(first.error).toBeUndefined();
 		expect(second.error).toBeUndefined();
-		const statuses = (await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' })).map((r) => r.status);
+		const statuses = (await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' })).map(
+			(r) => r.status,
+		);
 		expect(statuses.filter((s) => s === 200)).toHaveLength(2);
 	});
 
@@ -131,10 +168,17 @@ describe('429 and Retry-After', () => {
 
 describe('retries of reads', () => {
 	test('5xx answers are retried with backoff until success', async () => {
-		await env.sandbox.control.addFault({ kind: 'status5xx', status: 503, pathPrefix: '/workflows/', count: 2 });
+		await env.sandbox.control.addFault({
+			kind: 'status5xx',
+			status: 503,
+			pathPrefix: '/workflows/',
+			count: 2,
+		});
 		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error).toBeUndefined();
-		const statuses = (await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' })).map((r) => r.status);
+		const statuses = (await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' })).map(
+			(r) => r.status,
+		);
 		expect(statuses).toEqual([503, 503, 200]);
 	});
 
@@ -147,7 +191,11 @@ describe('retries of reads', () => {
 	});
 
 	test('retries are bounded: a persistent 500 ends in a clear server error', async () => {
-		await env.sandbox.control.addFault({ kind: 'status5xx', status: 500, pathPrefix: '/workflows/' });
+		await env.sandbox.control.addFault({
+			kind: 'status5xx',
+			status: 500,
+			pathPrefix: '/workflows/',
+		});
 		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
 		expect(error!.httpCode).toBe('500');
 		expect(error!.message).toMatch(/server error \(500\)/);
@@ -166,9 +214,17 @@ describe('retries of reads', () => {
 
 describe('redirects are not followed', () => {
 	test('a 3xx says where it points and how to fix the Base URL, and the key never travels there', async () => {
-		await env.sandbox.control.addFault({ kind: 'badBody', status: 302, location: `${env.sandbox.fileBaseUrl}/moved`, pathPrefix: '/workflows/', count: 1 });
+		await env.sandbox.control.addFault({
+			kind: 'badBody',
+			status: 302,
+			location: `${env.sandbox.fileBaseUrl}/moved`,
+			pathPrefix: '/workflows/',
+			count: 1,
+		});
 		const { error } = await getWorkflow(env.sandbox.defaultWorkflowId);
-		expect(error!.message).toBe('The API answered with a redirect (302), which the node does not follow');
+		expect(error!.message).toBe(
+			'The API answered with a redirect (302), which the node does not follow',
+		);
 		expect(error!.description).toContain(`It redirects to: ${env.sandbox.fileBaseUrl}/moved`);
 		expect(await env.sandbox.control.getRequests({ origin: 'files' })).toHaveLength(0);
 	});
@@ -180,17 +236,39 @@ describe('the API key stays out of errors', () => {
 		const secret = key.key;
 		const creds = { baseUrl: env.sandbox.baseUrl, apiKey: secret };
 		const failures = [
-			await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: MISSING }, credentials: creds }),
-			await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId }, credentials: creds }),
-			await runActionNode({ parameters: { resource: 'workflow', operation: 'get', workflowId: 'nope' }, credentials: creds }),
 			await runActionNode({
-				parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+				parameters: { resource: 'workflow', operation: 'get', workflowId: MISSING },
+				credentials: creds,
+			}),
+			await runActionNode({
+				parameters: {
+					resource: 'workflow',
+					operation: 'get',
+					workflowId: env.sandbox.defaultWorkflowId,
+				},
+				credentials: creds,
+			}),
+			await runActionNode({
+				parameters: { resource: 'workflow', operation: 'get', workflowId: 'nope' },
+				credentials: creds,
+			}),
+			await runActionNode({
+				parameters: {
+					resource: 'workflow',
+					operation: 'get',
+					workflowId: env.sandbox.defaultWorkflowId,
+				},
 				credentials: { baseUrl: 'http://127.0.0.1:1', apiKey: secret },
 			}),
 		];
 		for (const { error, run } of failures) {
 			expect(error).toBeDefined();
-			const serialised = JSON.stringify({ ...error, message: error!.message, description: error!.description, stack: error!.stack });
+			const serialised = JSON.stringify({
+				...error,
+				message: error!.message,
+				description: error!.description,
+				stack: error!.stack,
+			});
 			expect(serialised).not.toContain(secret);
 			expect(JSON.stringify(run.data)).not.toContain(secret);
 		}
@@ -198,16 +276,26 @@ describe('the API key stays out of errors', () => {
 
 	test('an unreachable base URL says so', async () => {
 		const { error } = await runActionNode({
-			parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+			parameters: {
+				resource: 'workflow',
+				operation: 'get',
+				workflowId: env.sandbox.defaultWorkflowId,
+			},
 			credentials: { baseUrl: 'http://127.0.0.1:1', apiKey: env.sandbox.apiKey },
 		});
-		expect(error!.message).toBe('Could not reach the Document Workflow API: the connection was refused');
+		expect(error!.message).toBe(
+			'Could not reach the Document Workflow API: the connection was refused',
+		);
 		expect(error!.description).toMatch(/error code ECONNREFUSED/);
 	}, 60_000);
 
 	test('a base URL that is not a URL is refused before any request', async () => {
 		const { error } = await runActionNode({
-			parameters: { resource: 'workflow', operation: 'get', workflowId: env.sandbox.defaultWorkflowId },
+			parameters: {
+				resource: 'workflow',
+				operation: 'get',
+				workflowId: env.sandbox.defaultWorkflowId,
+			},
 			credentials: { baseUrl: 'api.example.com', apiKey: env.sandbox.apiKey },
 		});
 		expect(error!.message).toMatch(/Base URL "api.example.com" is not an http\(s\) URL/);

@@ -13,11 +13,17 @@ export const description: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['document'] } },
 		options: [
-			{ name: 'Get', value: 'get', description: 'Get a document by its ID, with its status', action: 'Get a document' },
+			{
+				name: 'Get',
+				value: 'get',
+				description: 'Get a document by its ID, with its status',
+				action: 'Get a document',
+			},
 			{
 				name: 'Get Original File',
 				value: 'getOriginal',
-				description: 'Get a 5-minute link to the file as uploaded (the link needs no API key), or the file itself',
+				description:
+					'Get a 5-minute link to the file as uploaded (the link needs no API key), or the file itself',
 				action: 'Get the original file of a document',
 			},
 			{

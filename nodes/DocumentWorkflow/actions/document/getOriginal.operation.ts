@@ -1,7 +1,18 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, JsonObject } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+	JsonObject,
+} from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { apiRequest, requireUuid } from '../../../shared/transport';
-import { downloadStreamFromLink, drainStream, linkWithoutSecret, withoutLinkSecrets } from '../../helpers/fileLink';
+import {
+	downloadStreamFromLink,
+	drainStream,
+	linkWithoutSecret,
+	withoutLinkSecrets,
+} from '../../helpers/fileLink';
 import { documentIdField, outputBinaryField } from '../fields';
 import { forEachItem } from '../forEachItem';
 
@@ -15,10 +26,13 @@ export const description: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether to download the file itself into a binary property (under its original file name). Off: return the short-lived link (valid 5 minutes, needs no API key) and when it expires. As an AI agent\'s tool, leave it off: agents receive JSON only, never files.',
+			"Whether to download the file itself into a binary property (under its original file name). Off: return the short-lived link (valid 5 minutes, needs no API key) and when it expires. As an AI agent's tool, leave it off: agents receive JSON only, never files.",
 		displayOptions: { show },
 	},
-	outputBinaryField({ ...show, download: [true] }, 'The name of the binary field to put the downloaded file in'),
+	outputBinaryField(
+		{ ...show, download: [true] },
+		'The name of the binary field to put the downloaded file in',
+	),
 ];
 
 /** Statuses with which a file host says a link is no longer valid. */
@@ -29,7 +43,11 @@ interface OriginalLink {
 	expiresOn?: string;
 }
 
-async function requestLink(ctx: IExecuteFunctions, documentId: string, itemIndex: number): Promise<OriginalLink> {
+async function requestLink(
+	ctx: IExecuteFunctions,
+	documentId: string,
+	itemIndex: number,
+): Promise<OriginalLink> {
 	const { body } = await apiRequest<IDataObject>(ctx, {
 		method: 'GET',
 		path: '/documents/{documentId}/original',
@@ -38,12 +56,20 @@ async function requestLink(ctx: IExecuteFunctions, documentId: string, itemIndex
 		itemIndex,
 	});
 	if (typeof body?.url !== 'string' || !/^https?:\/\//i.test(body.url)) {
-		throw new NodeOperationError(ctx.getNode(), 'The API returned no usable link to the original file', {
-			itemIndex,
-			description: 'The response had no http(s) "url". Try again; if it persists, report it to the service.',
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			'The API returned no usable link to the original file',
+			{
+				itemIndex,
+				description:
+					'The response had no http(s) "url". Try again; if it persists, report it to the service.',
+			},
+		);
 	}
-	return { url: body.url, expiresOn: typeof body.expiresOn === 'string' ? body.expiresOn : undefined };
+	return {
+		url: body.url,
+		expiresOn: typeof body.expiresOn === 'string' ? body.expiresOn : undefined,
+	};
 }
 
 /** The file name from Content-Disposition (`filename*` preferred), else the link's last path segment. */
@@ -75,14 +101,23 @@ export function fileNameFrom(headers: Record<string, string>, url: string): stri
 	return base || undefined;
 }
 
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, items, async (itemIndex) => {
-		const documentId = requireUuid(this.getNode(), 'documentId', this.getNodeParameter('documentId', itemIndex), itemIndex);
+		const documentId = requireUuid(
+			this.getNode(),
+			'documentId',
+			this.getNodeParameter('documentId', itemIndex),
+			itemIndex,
+		);
 		const download = this.getNodeParameter('download', itemIndex, false) as boolean;
 		let link = await requestLink(this, documentId, itemIndex);
 		if (!download) return { documentId, url: link.url, expiresOn: link.expiresOn ?? null };
 
-		const binaryPropertyName = String(this.getNodeParameter('binaryPropertyName', itemIndex, 'data')).trim() || 'data';
+		const binaryPropertyName =
+			String(this.getNodeParameter('binaryPropertyName', itemIndex, 'data')).trim() || 'data';
 		let linkRequests = 1;
 		for (;;) {
 			// The link needs no key; the unauthenticated helper keeps the API key away from its host.
@@ -97,7 +132,13 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 				);
 				return [
 					{
-						json: { documentId, fileName: binary.fileName ?? fileName, mimeType: binary.mimeType, fileSize: binary.fileSize ?? null, linkRequests },
+						json: {
+							documentId,
+							fileName: binary.fileName ?? fileName,
+							mimeType: binary.mimeType,
+							fileSize: binary.fileSize ?? null,
+							linkRequests,
+						},
 						binary: { [binaryPropertyName]: binary },
 						pairedItem: { item: itemIndex },
 					},
@@ -111,16 +152,20 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
 				continue;
 			}
 			const place = linkWithoutSecret(link.url);
-			throw new NodeApiError(this.getNode(), { status: response.statusCode, documentId, method: 'GET', url: place } as JsonObject, {
-				message: `Downloading the original file failed (HTTP ${response.statusCode})`,
-				description: `The file host answered ${response.statusCode}${linkRequests > 1 ? ' even with a freshly requested link' : ''}. ${
-					EXPIRED_LINK_STATUSES.includes(response.statusCode)
-						? 'The link may have expired again or the file may no longer be available; try again later.'
-						: 'Try again later.'
-				}${text ? `\nResponse: ${withoutLinkSecrets(text, link.url).slice(0, 300)}` : ''}\nRequest: GET ${place} (the link's signature is left out)`,
-				httpCode: String(response.statusCode),
-				itemIndex,
-			});
+			throw new NodeApiError(
+				this.getNode(),
+				{ status: response.statusCode, documentId, method: 'GET', url: place } as JsonObject,
+				{
+					message: `Downloading the original file failed (HTTP ${response.statusCode})`,
+					description: `The file host answered ${response.statusCode}${linkRequests > 1 ? ' even with a freshly requested link' : ''}. ${
+						EXPIRED_LINK_STATUSES.includes(response.statusCode)
+							? 'The link may have expired again or the file may no longer be available; try again later.'
+							: 'Try again later.'
+					}${text ? `\nResponse: ${withoutLinkSecrets(text, link.url).slice(0, 300)}` : ''}\nRequest: GET ${place} (the link's signature is left out)`,
+					httpCode: String(response.statusCode),
+					itemIndex,
+				},
+			);
 		}
 	});
 }

@@ -11,7 +11,12 @@ export const description: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['event'] } },
 		options: [
-			{ name: 'Get Many', value: 'getMany', description: 'List events of the last 7 days, oldest first, by type', action: 'Get many events' },
+			{
+				name: 'Get Many',
+				value: 'getMany',
+				description: 'List events of the last 7 days, oldest first, by type',
+				action: 'Get many events',
+			},
 		],
 		default: 'getMany',
 	},

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { idLabel, optionalUuid } from '../../../shared/transport';
 import { forEachItem } from '../forEachItem';
 import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
@@ -10,28 +15,31 @@ const show = { resource: ['event'], operation: ['getMany'] };
 export const description: INodeProperties[] = [
 	...listFields(show),
 	filtersCollection(show, [
-			{
-				displayName: idLabel('after'),
-				name: 'after',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. 0190f5a2-7c1e-7a3b-9c4d-5e6f70819203',
-				description:
-					'Only events whose ID is greater than this event ID. Event IDs reflect creation time, so a late event can appear with a lower ID: to poll without gaps, use an ID seen a few minutes before the newest and de-duplicate on ID (the Document Workflow Trigger node does this for you).',
-			},
-			{
-				displayName: 'Type',
-				name: 'type',
-				type: 'options',
-				options: EVENT_TYPE_OPTIONS,
-				default: 'run.completed',
-				description: `Only events of this type; as text, one of: ${EVENT_TYPES.join(', ')}`,
-			},
-		]),
+		{
+			displayName: idLabel('after'),
+			name: 'after',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. 0190f5a2-7c1e-7a3b-9c4d-5e6f70819203',
+			description:
+				'Only events whose ID is greater than this event ID. Event IDs reflect creation time, so a late event can appear with a lower ID: to poll without gaps, use an ID seen a few minutes before the newest and de-duplicate on ID (the Document Workflow Trigger node does this for you).',
+		},
+		{
+			displayName: 'Type',
+			name: 'type',
+			type: 'options',
+			options: EVENT_TYPE_OPTIONS,
+			default: 'run.completed',
+			description: `Only events of this type; as text, one of: ${EVENT_TYPES.join(', ')}`,
+		},
+	]),
 ];
 
 /** Events of the last 7 days in the key's environment, oldest first (the API's order), one item each. */
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, items, async (itemIndex) => {
 		const settings = readListSettings(this, itemIndex);
 		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;

@@ -12,8 +12,18 @@ export const description: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['reviewTask'] } },
 		options: [
-			{ name: 'Get', value: 'get', description: 'Get a review task by its ID, with its status and decision', action: 'Get a review task' },
-			{ name: 'Get Many', value: 'getMany', description: 'List review tasks, newest first, by status, workflow or run', action: 'Get many review tasks' },
+			{
+				name: 'Get',
+				value: 'get',
+				description: 'Get a review task by its ID, with its status and decision',
+				action: 'Get a review task',
+			},
+			{
+				name: 'Get Many',
+				value: 'getMany',
+				description: 'List review tasks, newest first, by status, workflow or run',
+				action: 'Get many review tasks',
+			},
 		],
 		default: 'getMany',
 	},

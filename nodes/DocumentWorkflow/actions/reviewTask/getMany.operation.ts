@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { idLabel, optionalUuid } from '../../../shared/transport';
 import { forEachItem } from '../forEachItem';
 import { enumFilter, listFields, readListSettings, readPagedList } from '../listing';
@@ -28,38 +33,49 @@ const REVIEW_TASK_STATUS_OPTIONS = Object.entries(REVIEW_TASK_STATUS_LABELS)
 export const description: INodeProperties[] = [
 	...listFields(show),
 	filtersCollection(show, [
-			{
-				displayName: idLabel('runId'),
-				name: 'runId',
-				type: 'string',
-				default: '',
-				description: 'Only tasks of this run: its ID, a UUID ("runId" on submissions and review tasks); includes tasks of sub-workflows the run called',
-			},
-			{
-				displayName: 'Status',
-				name: 'status',
-				type: 'options',
-				options: REVIEW_TASK_STATUS_OPTIONS,
-				default: 'pending',
-				description: `Only tasks with this status; as text, one of: ${REVIEW_TASK_STATUSES.join(', ')}`,
-			},
-			{
-				displayName: idLabel('workflowId'),
-				name: 'workflowId',
-				type: 'string',
-				default: '',
-				description: 'Only tasks of this workflow: its ID, a UUID ("workflowId" on runs and review tasks)',
-			},
-		]),
+		{
+			displayName: idLabel('runId'),
+			name: 'runId',
+			type: 'string',
+			default: '',
+			description:
+				'Only tasks of this run: its ID, a UUID ("runId" on submissions and review tasks); includes tasks of sub-workflows the run called',
+		},
+		{
+			displayName: 'Status',
+			name: 'status',
+			type: 'options',
+			options: REVIEW_TASK_STATUS_OPTIONS,
+			default: 'pending',
+			description: `Only tasks with this status; as text, one of: ${REVIEW_TASK_STATUSES.join(', ')}`,
+		},
+		{
+			displayName: idLabel('workflowId'),
+			name: 'workflowId',
+			type: 'string',
+			default: '',
+			description:
+				'Only tasks of this workflow: its ID, a UUID ("workflowId" on runs and review tasks)',
+		},
+	]),
 ];
 
 /** Review tasks, newest first (the API's order), one item each. */
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, items, async (itemIndex) => {
 		const settings = readListSettings(this, itemIndex);
 		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 		const qs: IDataObject = {};
-		const status = enumFilter(this, itemIndex, 'review task status', filters.status, REVIEW_TASK_STATUSES);
+		const status = enumFilter(
+			this,
+			itemIndex,
+			'review task status',
+			filters.status,
+			REVIEW_TASK_STATUSES,
+		);
 		const workflowId = optionalUuid(this.getNode(), 'workflowId', filters.workflowId, itemIndex);
 		const runId = optionalUuid(this.getNode(), 'runId', filters.runId, itemIndex);
 		if (status) qs.status = status;

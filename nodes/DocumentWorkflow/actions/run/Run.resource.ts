@@ -13,17 +13,25 @@ export const description: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['run'] } },
 		options: [
-			{ name: 'Get', value: 'get', description: 'Get a run by its ID: status (completed, failed and cancelled are final), workflowId, documentId, times and error', action: 'Get a run' },
+			{
+				name: 'Get',
+				value: 'get',
+				description:
+					'Get a run by its ID: status (completed, failed and cancelled are final), workflowId, documentId, times and error',
+				action: 'Get a run',
+			},
 			{
 				name: 'Get Output',
 				value: 'getOutput',
-				description: 'Get the output a completed run captured, by run ID: JSON or text in "output", a file as binary data',
+				description:
+					'Get the output a completed run captured, by run ID: JSON or text in "output", a file as binary data',
 				action: 'Get the output of a run',
 			},
 			{
 				name: 'Wait for Completion',
 				value: 'wait',
-				description: 'Wait until a run (by run ID) is completed, failed or cancelled, then return it',
+				description:
+					'Wait until a run (by run ID) is completed, failed or cancelled, then return it',
 				action: 'Wait for a run to finish',
 			},
 		],

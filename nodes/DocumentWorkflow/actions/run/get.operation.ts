@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { apiRequest } from '../../../shared/transport';
 import { runIdField } from '../fields';
 import { forEachItem } from '../forEachItem';
@@ -7,7 +12,10 @@ const show = { resource: ['run'], operation: ['get'] };
 
 export const description: INodeProperties[] = [runIdField(show)];
 
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, items, async (itemIndex) => {
 		const runId = this.getNodeParameter('runId', itemIndex) as string;
 		const { body } = await apiRequest<IDataObject>(

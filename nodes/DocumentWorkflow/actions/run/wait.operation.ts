@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import type { WaitTarget } from '../../helpers/runCheck';
 import { requireUuid } from '../../../shared/transport';
 import { optionsCollection, outputBinaryField, runIdField } from '../fields';
@@ -22,17 +27,26 @@ export const description: INodeProperties[] = [
 	optionsCollection(show, waitOptionFields(false)),
 ];
 
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
 	const continueOnFail = this.continueOnFail();
 	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
-	const binaryPropertyName = String(this.getNodeParameter('binaryPropertyName', 0, 'data')).trim() || 'data';
+	const binaryPropertyName =
+		String(this.getNodeParameter('binaryPropertyName', 0, 'data')).trim() || 'data';
 	const settings = readWaitSettings(this, options, binaryPropertyName);
 
 	const output: Array<INodeExecutionData | undefined> = new Array(items.length).fill(undefined);
 	const targets: WaitTarget[] = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
-			const runId = requireUuid(this.getNode(), 'runId', this.getNodeParameter('runId', itemIndex), itemIndex);
+			const runId = requireUuid(
+				this.getNode(),
+				'runId',
+				this.getNodeParameter('runId', itemIndex),
+				itemIndex,
+			);
 			// Ages count from the start of the wait: when these runs began is not known here.
 			targets.push({ itemIndex, runId });
 		} catch (error) {

@@ -15,13 +15,15 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get',
 				value: 'get',
-				description: 'Get a workflow by its ID: its name, environment, whether it is enabled, and the file formats it accepts',
+				description:
+					'Get a workflow by its ID: its name, environment, whether it is enabled, and the file formats it accepts',
 				action: 'Get a workflow',
 			},
 			{
 				name: 'Submit Document',
 				value: 'trigger',
-				description: "Upload the input item's file (from an earlier node) to a workflow; returns documentId, runId and status, or waits for the run to finish",
+				description:
+					"Upload the input item's file (from an earlier node) to a workflow; returns documentId, runId and status, or waits for the run to finish",
 				action: 'Submit a document to a workflow',
 			},
 		],

@@ -1,7 +1,19 @@
-import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IBinaryData,
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { mapWithConcurrency } from '../../helpers/concurrency';
-import { automaticIdempotencyKey, recalledTriggerResult, rememberTimedOutUpload, rememberTriggerResult, uploadTimedOutBefore } from '../../helpers/idempotency';
+import {
+	automaticIdempotencyKey,
+	recalledTriggerResult,
+	rememberTimedOutUpload,
+	rememberTriggerResult,
+	uploadTimedOutBefore,
+} from '../../helpers/idempotency';
 import type { MultipartUpload } from '../../helpers/multipartUpload';
 import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
 import type { WaitOutcomeKind, WaitTarget } from '../../helpers/runCheck';
@@ -47,47 +59,63 @@ export const description: INodeProperties[] = [
 		displayOptions: { show },
 	},
 	optionsCollection(show, [
-			...waitOptionFields(true),
-			{
-				displayName: 'Idempotency Key',
-				name: 'idempotencyKeyMode',
-				type: 'options',
-				options: [
-					{
-						name: 'Automatic',
-						value: 'automatic',
-						description:
-							'Derived from the execution, this node and the item, so Retry On Fail and network retries never submit the same item twice',
-					},
-					{ name: 'Custom', value: 'custom', description: 'Use your own key per item, e.g. a GUID from an upstream system' },
-					{ name: 'Off', value: 'off', description: 'Send no key: every attempt may create a new document, so an upload whose answer was lost is not retried' },
-				],
-				default: 'automatic',
-				description: 'The Idempotency-Key sent with each submission. The API answers a repeated key with 409 instead of creating a second document.',
-			},
-			{
-				displayName: 'Custom Idempotency Key',
-				name: 'customIdempotencyKey',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70',
-				description: 'A GUID, unique per document you want created; usually an expression. Used when Idempotency Key is Custom.',
-				displayOptions: { show: { idempotencyKeyMode: ['custom'] } },
-			},
-			{
-				displayName: 'Upload Timeout (Seconds)',
-				name: 'uploadTimeoutSeconds',
-				type: 'number',
-				typeOptions: { minValue: 0 },
-				default: 0,
-				description:
-					'How long one upload attempt may take until the API answers. 0 sizes it to the file: 5 minutes plus 8 seconds per MB (about 1 Mbit/s), so a large file on a slow link is not cut off.',
-			},
-		]),
+		...waitOptionFields(true),
+		{
+			displayName: 'Idempotency Key',
+			name: 'idempotencyKeyMode',
+			type: 'options',
+			options: [
+				{
+					name: 'Automatic',
+					value: 'automatic',
+					description:
+						'Derived from the execution, this node and the item, so Retry On Fail and network retries never submit the same item twice',
+				},
+				{
+					name: 'Custom',
+					value: 'custom',
+					description: 'Use your own key per item, e.g. a GUID from an upstream system',
+				},
+				{
+					name: 'Off',
+					value: 'off',
+					description:
+						'Send no key: every attempt may create a new document, so an upload whose answer was lost is not retried',
+				},
+			],
+			default: 'automatic',
+			description:
+				'The Idempotency-Key sent with each submission. The API answers a repeated key with 409 instead of creating a second document.',
+		},
+		{
+			displayName: 'Custom Idempotency Key',
+			name: 'customIdempotencyKey',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70',
+			description:
+				'A GUID, unique per document you want created; usually an expression. Used when Idempotency Key is Custom.',
+			displayOptions: { show: { idempotencyKeyMode: ['custom'] } },
+		},
+		{
+			displayName: 'Upload Timeout (Seconds)',
+			name: 'uploadTimeoutSeconds',
+			type: 'number',
+			typeOptions: { minValue: 0 },
+			default: 0,
+			description:
+				'How long one upload attempt may take until the API answers. 0 sizes it to the file: 5 minutes plus 8 seconds per MB (about 1 Mbit/s), so a large file on a slow link is not cut off.',
+		},
+	]),
 ];
 
 /** The binary to upload, or an error that names the property and lists what the item has. */
-export function inputBinary(ctx: IExecuteFunctions, item: INodeExecutionData, itemIndex: number, name: string): IBinaryData {
+export function inputBinary(
+	ctx: IExecuteFunctions,
+	item: INodeExecutionData,
+	itemIndex: number,
+	name: string,
+): IBinaryData {
 	const available = Object.keys(item.binary ?? {});
 	let binary = item.binary?.[name];
 	if (!binary) {
@@ -99,12 +127,16 @@ export function inputBinary(ctx: IExecuteFunctions, item: INodeExecutionData, it
 		}
 	}
 	if (!binary) {
-		throw new NodeOperationError(ctx.getNode(), `The item has no file in binary property "${name}" to upload: Submit Document sends a file that an earlier node put into the item, never one given as a parameter`, {
-			itemIndex,
-			description: available.length
-				? `This item's binary properties: ${available.map((n) => `"${n}"`).join(', ')}. Set "Input Binary Field" to one of them.`
-				: 'This item has no binary data at all. Put a file into it first, e.g. with a Read/Write Files from Disk, HTTP Request or Form node, and set "Input Binary Field" to its property name. An AI agent cannot pass a file to this tool: run Submit Document in the workflow before the agent, or tell the user which file is needed.',
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`The item has no file in binary property "${name}" to upload: Submit Document sends a file that an earlier node put into the item, never one given as a parameter`,
+			{
+				itemIndex,
+				description: available.length
+					? `This item's binary properties: ${available.map((n) => `"${n}"`).join(', ')}. Set "Input Binary Field" to one of them.`
+					: 'This item has no binary data at all. Put a file into it first, e.g. with a Read/Write Files from Disk, HTTP Request or Form node, and set "Input Binary Field" to its property name. An AI agent cannot pass a file to this tool: run Submit Document in the workflow before the agent, or tell the user which file is needed.',
+			},
+		);
 	}
 	const empty = binary.bytes === 0 || (!binary.id && (binary.data ?? '') === '');
 	if (empty) {
@@ -116,17 +148,25 @@ export function inputBinary(ctx: IExecuteFunctions, item: INodeExecutionData, it
 	return binary;
 }
 
-function idempotencyKeyFor(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): string | undefined {
+function idempotencyKeyFor(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	options: IDataObject,
+): string | undefined {
 	const mode = (options.idempotencyKeyMode as string | undefined) ?? 'automatic';
 	if (mode === 'off') return undefined;
 	if (mode === 'custom') {
 		const raw = String(options.customIdempotencyKey ?? '').trim();
 		if (!isUuid(raw)) {
-			throw new NodeOperationError(ctx.getNode(), `The custom idempotency key "${String(raw).slice(0, 60)}" is not a GUID`, {
-				itemIndex,
-				description:
-					'The API honours only GUID keys (like 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70); any other value would silently give no protection. Set a GUID per item, or choose Automatic.',
-			});
+			throw new NodeOperationError(
+				ctx.getNode(),
+				`The custom idempotency key "${String(raw).slice(0, 60)}" is not a GUID`,
+				{
+					itemIndex,
+					description:
+						'The API honours only GUID keys (like 3f0c1a9e-8b2d-4c6f-9e1a-2b3c4d5e6f70); any other value would silently give no protection. Set a GUID per item, or choose Automatic.',
+				},
+			);
 		}
 		return raw.toLowerCase();
 	}
@@ -140,7 +180,11 @@ function idempotencyKeyFor(ctx: IExecuteFunctions, itemIndex: number, options: I
 }
 
 /** Lists a workflow's accepted formats for an error message; undefined if it cannot be read. */
-async function acceptedFormats(ctx: IExecuteFunctions, workflowId: string, itemIndex: number): Promise<string[] | undefined> {
+async function acceptedFormats(
+	ctx: IExecuteFunctions,
+	workflowId: string,
+	itemIndex: number,
+): Promise<string[] | undefined> {
 	try {
 		const { body } = await apiRequest<IDataObject>(
 			ctx,
@@ -149,7 +193,9 @@ async function acceptedFormats(ctx: IExecuteFunctions, workflowId: string, itemI
 		);
 		return Array.isArray(body?.triggerFormats) ? (body.triggerFormats as string[]) : undefined;
 	} catch (error) {
-		ctx.logger?.debug('Could not read the workflow to list its formats', { error: (error as Error).message });
+		ctx.logger?.debug('Could not read the workflow to list its formats', {
+			error: (error as Error).message,
+		});
 		return undefined;
 	}
 }
@@ -166,9 +212,20 @@ interface ItemSubmission {
 	uploadTimeoutSeconds: number;
 }
 
-function readSubmission(ctx: IExecuteFunctions, item: INodeExecutionData, itemIndex: number): ItemSubmission {
-	const workflowId = requireUuid(ctx.getNode(), 'workflowId', ctx.getNodeParameter('workflowId', itemIndex), itemIndex);
-	const binaryPropertyName = String(ctx.getNodeParameter('binaryPropertyName', itemIndex, 'data')).trim();
+function readSubmission(
+	ctx: IExecuteFunctions,
+	item: INodeExecutionData,
+	itemIndex: number,
+): ItemSubmission {
+	const workflowId = requireUuid(
+		ctx.getNode(),
+		'workflowId',
+		ctx.getNodeParameter('workflowId', itemIndex),
+		itemIndex,
+	);
+	const binaryPropertyName = String(
+		ctx.getNodeParameter('binaryPropertyName', itemIndex, 'data'),
+	).trim();
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	return {
 		itemIndex,
@@ -191,7 +248,11 @@ interface Submitted {
  */
 type SubmissionsInFlight = Map<string, Promise<Submitted>>;
 
-async function submit(ctx: IExecuteFunctions, submission: ItemSubmission, inFlight: SubmissionsInFlight): Promise<Submitted> {
+async function submit(
+	ctx: IExecuteFunctions,
+	submission: ItemSubmission,
+	inFlight: SubmissionsInFlight,
+): Promise<Submitted> {
 	const key = submission.idempotencyKey;
 	// Retry On Fail re-runs the node in the same execution: what this key already got is reused.
 	const earlier = key ? recalledTriggerResult(ctx, key, submission.reference) : undefined;
@@ -206,7 +267,10 @@ async function submit(ctx: IExecuteFunctions, submission: ItemSubmission, inFlig
 async function send(ctx: IExecuteFunctions, submission: ItemSubmission): Promise<Submitted> {
 	const { itemIndex, workflowId, idempotencyKey: key } = submission;
 	const upload = await multipartUpload(ctx, submission.binary, submission.reference);
-	const timeoutMs = submission.uploadTimeoutSeconds > 0 ? submission.uploadTimeoutSeconds * 1000 : uploadTimeoutMs(upload.fileBytes);
+	const timeoutMs =
+		submission.uploadTimeoutSeconds > 0
+			? submission.uploadTimeoutSeconds * 1000
+			: uploadTimeoutMs(upload.fileBytes);
 	const response = await apiRequest<IDataObject>(
 		ctx,
 		{
@@ -232,7 +296,8 @@ async function send(ctx: IExecuteFunctions, submission: ItemSubmission): Promise
 		if (stored) return { result: stored, submittedAt: Date.now() };
 		throw repeatedKeyError(ctx, submission, response, timeoutMs);
 	}
-	if (response.statusCode === 400) throw await rejectedFormatError(ctx, submission, upload, response);
+	if (response.statusCode === 400)
+		throw await rejectedFormatError(ctx, submission, upload, response);
 	const result = response.body ?? {};
 	if (key) rememberTriggerResult(ctx, key, result, submission.reference);
 	return { result, submittedAt: Date.now() };
@@ -242,7 +307,10 @@ async function send(ctx: IExecuteFunctions, submission: ItemSubmission): Promise
 type RepeatedKeyState = 'accepted' | 'inFlight';
 
 /** `waitOutcome` of an item whose submission ended in a 409, by what the 409 means. */
-const REPEATED_KEY_OUTCOMES: Record<RepeatedKeyState, string> = { accepted: 'alreadySubmitted', inFlight: 'submissionInFlight' };
+const REPEATED_KEY_OUTCOMES: Record<RepeatedKeyState, string> = {
+	accepted: 'alreadySubmitted',
+	inFlight: 'submissionInFlight',
+};
 
 function repeatedKeyState(ctx: IExecuteFunctions, key: string | undefined): RepeatedKeyState {
 	// After our own time-out (in this request, or in an earlier run of this node in this
@@ -252,26 +320,42 @@ function repeatedKeyState(ctx: IExecuteFunctions, key: string | undefined): Repe
 	return key !== undefined && uploadTimedOutBefore(ctx, key) ? 'inFlight' : 'accepted';
 }
 
-function repeatedKeyError(ctx: IExecuteFunctions, submission: ItemSubmission, response: ApiResponse<IDataObject>, timeoutMs: number) {
+function repeatedKeyError(
+	ctx: IExecuteFunctions,
+	submission: ItemSubmission,
+	response: ApiResponse<IDataObject>,
+	timeoutMs: number,
+) {
 	const key = submission.idempotencyKey ?? '(none)';
 	const state = repeatedKeyState(ctx, submission.idempotencyKey);
 	const overrides =
 		state === 'inFlight'
 			? {
-					message: 'An earlier attempt with the same idempotency key may still be in progress (409)',
+					message:
+						'An earlier attempt with the same idempotency key may still be in progress (409)',
 					advice: `The upload with Idempotency-Key ${key} got no answer within ${Math.round(timeoutMs / 1000)} s, and when it was sent again the API still held the key. The first attempt may still be uploading or being processed: it may yet create the document, or fail and free the key. No document ID is known yet, and no second document can be created with this key. Run the item again in a few minutes with the same key (a Retry On Fail with a wait of a few minutes does this): it is submitted if the first attempt failed, and reported as already accepted if it succeeded. If uploads of this size take longer than ${Math.round(timeoutMs / 1000)} s, raise Options → Upload Timeout.`,
 				}
 			: {
-					message: 'This document was already accepted by an earlier attempt with the same idempotency key (409)',
+					message:
+						'This document was already accepted by an earlier attempt with the same idempotency key (409)',
 					advice: `An earlier request with Idempotency-Key ${key} was accepted, for example when its response was lost to a dropped connection. No second document was created. The API does not return the earlier result for a repeated key, so this node cannot show its document ID: find the document in the service (or with Document → Get Runs / Event → Get Many, e.g. by its reference), or, to submit the file again as a new document, use a new key (a new execution gets new automatic keys).`,
 				};
 	const error = submissionError(ctx, submission, response, overrides);
 	// In the error's details (shown in n8n and kept in error items) so a workflow can branch on it.
-	if (error.errorResponse) Object.assign(error.errorResponse, { submission: state, idempotencyKey: submission.idempotencyKey ?? null });
+	if (error.errorResponse)
+		Object.assign(error.errorResponse, {
+			submission: state,
+			idempotencyKey: submission.idempotencyKey ?? null,
+		});
 	return error;
 }
 
-async function rejectedFormatError(ctx: IExecuteFunctions, submission: ItemSubmission, upload: MultipartUpload, response: ApiResponse<IDataObject>) {
+async function rejectedFormatError(
+	ctx: IExecuteFunctions,
+	submission: ItemSubmission,
+	upload: MultipartUpload,
+	response: ApiResponse<IDataObject>,
+) {
 	const formats = await acceptedFormats(ctx, submission.workflowId, submission.itemIndex);
 	const formatsText = formats
 		? formats.length
@@ -280,24 +364,40 @@ async function rejectedFormatError(ctx: IExecuteFunctions, submission: ItemSubmi
 		: '';
 	return submissionError(ctx, submission, response, {
 		message: 'The workflow did not accept this document (400)',
-		advice: `The file "${upload.file.fileName}" (${upload.file.mimeType}) was rejected, usually because its format is not one the workflow's trigger accepts. ${formatsText} Convert the file, or submit it to a workflow that accepts its format.`.trim(),
+		advice:
+			`The file "${upload.file.fileName}" (${upload.file.mimeType}) was rejected, usually because its format is not one the workflow's trigger accepts. ${formatsText} Convert the file, or submit it to a workflow that accepts its format.`.trim(),
 	});
 }
 
 /** The error for a trigger answer the node does not take as a success, with this submission's place. */
-function submissionError(ctx: IExecuteFunctions, submission: ItemSubmission, response: ApiResponse<IDataObject>, overrides: ApiErrorOverrides) {
+function submissionError(
+	ctx: IExecuteFunctions,
+	submission: ItemSubmission,
+	response: ApiResponse<IDataObject>,
+	overrides: ApiErrorOverrides,
+) {
 	return apiErrorFromResponse(
 		ctx.getNode(),
 		{ statusCode: response.statusCode, body: response.body, headers: response.headers },
-		{ method: 'POST', path: `/workflows/${submission.workflowId}/trigger`, itemIndex: submission.itemIndex },
+		{
+			method: 'POST',
+			path: `/workflows/${submission.workflowId}/trigger`,
+			itemIndex: submission.itemIndex,
+		},
 		overrides,
 	);
 }
 
 /** An error item for a failed submission; a 409 also says what it means for the document. */
-function submissionErrorItem(error: unknown, itemIndex: number, waitForCompletion: boolean): INodeExecutionData {
+function submissionErrorItem(
+	error: unknown,
+	itemIndex: number,
+	waitForCompletion: boolean,
+): INodeExecutionData {
 	const item = errorItem(error, itemIndex);
-	const state = (error as { errorResponse?: IDataObject })?.errorResponse?.submission as RepeatedKeyState | undefined;
+	const state = (error as { errorResponse?: IDataObject })?.errorResponse?.submission as
+		| RepeatedKeyState
+		| undefined;
 	if (state && state in REPEATED_KEY_OUTCOMES) {
 		item.json.submission = state;
 		if (waitForCompletion) item.json.waitOutcome = REPEATED_KEY_OUTCOMES[state];
@@ -319,22 +419,31 @@ function heldItem(triggerResult: IDataObject, itemIndex: number): INodeExecution
 	};
 }
 
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
 	const continueOnFail = this.continueOnFail();
 	const waitForCompletion = this.getNodeParameter('waitForCompletion', 0, false) as boolean;
 	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
 	const binaryPropertyName = String(this.getNodeParameter('binaryPropertyName', 0, 'data')).trim();
-	const settings = readWaitSettings(this, waitForCompletion ? options : { concurrency: options.concurrency }, binaryPropertyName);
+	const settings = readWaitSettings(
+		this,
+		waitForCompletion ? options : { concurrency: options.concurrency },
+		binaryPropertyName,
+	);
 
 	// 1. Submit every item (at most `concurrency` uploads at once).
 	const inFlight: SubmissionsInFlight = new Map();
 	const submitted = await mapWithConcurrency(
 		items.length,
 		settings.concurrency,
-		async (itemIndex) => await submit(this, readSubmission(this, items[itemIndex], itemIndex), inFlight),
+		async (itemIndex) =>
+			await submit(this, readSubmission(this, items[itemIndex], itemIndex), inFlight),
 		!continueOnFail,
 	);
-	if (submitted.firstError) throw withItemIndex(this, submitted.firstError.error, submitted.firstError.index);
+	if (submitted.firstError)
+		throw withItemIndex(this, submitted.firstError.error, submitted.firstError.index);
 
 	const output: Array<INodeExecutionData | undefined> = new Array(items.length).fill(undefined);
 	const targets: WaitTarget[] = [];
