@@ -1,19 +1,15 @@
 /**
- * Reading the API's event list within one poll's budget: one page per request (the largest
- * page the API allows), retries and rate-limit waits cut short so the poll ends in time, and
- * the `Date` header read as the API's clock.
+ * Reading the API's event list within one poll's budget: retries and rate-limit waits cut
+ * short so the poll ends in time. The list itself is read by the shared reader.
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
 
 import type { CursorEvent } from './eventCursor';
 import { parseCreatedOn } from './eventCursor';
 import type { TriggerSettings } from './triggerSettings';
+import type { EventPage, EventQuery, ReadLimits } from '../shared/eventList';
+import { readEventPage } from '../shared/eventList';
 import type { RetryPolicy } from '../shared/transport';
-import { apiRequest, isUuid } from '../shared/transport';
-
-/** The API's largest page: fewest requests per poll. */
-export const PAGE_SIZE = 100;
 /** The poll budget where n8n has none (1.x): n8n polls at most once a minute. */
 export const DEFAULT_POLL_BUDGET_MS = 60_000;
 /** Share of the budget after which no further page is requested. */
@@ -29,14 +25,6 @@ export interface Deadlines {
 	read: number;
 	/** Every wait must end before this. */
 	wait: number;
-}
-
-export interface Envelope {
-	data: unknown[];
-	pages: number;
-	count: number;
-	/** A lower bound of the API's clock when it evaluated the request: its `Date` less the round trip; NaN without `Date`. */
-	apiTimeMs: number;
 }
 
 /** The poll budget n8n gives this poll (2.x), or a default where n8n has none (1.x). */
@@ -55,74 +43,33 @@ export function deadlinesFor(ctx: IPollFunctions): Deadlines {
 	return { start, read: start + budget * READ_SHARE, wait: start + budget * WAIT_SHARE };
 }
 
-function isObject(value: unknown): value is IDataObject {
-	return !!value && typeof value === 'object' && !Array.isArray(value);
+/** Retries and waits that end by the poll's deadline. */
+export function pollLimits(deadlines: Deadlines): ReadLimits {
+	return {
+		retry: { ...POLL_RETRY, deadline: deadlines.wait },
+		timeoutMs: Math.max(1000, deadlines.wait - Date.now()),
+	};
 }
 
-/** One page of events. Throws NodeApiError (from the transport) on errors it could not wait or retry away. */
+/** One page of events within the poll's deadlines (the shared reader, `../shared/eventList.ts`). */
 export async function listEvents(
 	ctx: IPollFunctions,
-	qs: IDataObject,
+	query: EventQuery,
 	deadlines: Deadlines,
-): Promise<Envelope> {
-	const sentAt = Date.now();
-	const response = await apiRequest<unknown>(
-		ctx,
-		{ method: 'GET', path: '/events', qs, rateLimit: 'read' },
-		{
-			retry: { ...POLL_RETRY, deadline: deadlines.wait },
-			timeoutMs: Math.max(1000, deadlines.wait - Date.now()),
-		},
-	);
-	const body = response.body;
-	if (!isObject(body) || !Array.isArray(body.data)) {
-		throw new NodeApiError(
-			ctx.getNode(),
-			{ path: '/events', correlationId: response.correlationId ?? null },
-			{
-				message: 'The API answered the event list with an unexpected body',
-				description: `GET /events returned ${response.statusCode} without the paged envelope ({count, pages, data}).${response.correlationId ? `\nCorrelation ID: ${response.correlationId}` : ''}`,
-			},
-		);
-	}
-	const count = Number(body.count);
-	const pages = Number(body.pages);
-	// `Date` is whole seconds rounded down, sent after the list was evaluated: less the round trip it is never later than that.
-	const apiTimeMs = Date.parse(response.headers.date ?? '') - (Date.now() - sentAt);
-	return {
-		apiTimeMs,
-		data: body.data,
-		count: Number.isFinite(count) ? count : body.data.length,
-		pages: Number.isFinite(pages) ? pages : body.data.length > 0 ? 1 : 0,
-	};
+): Promise<EventPage> {
+	return await readEventPage(ctx, query, pollLimits(deadlines));
 }
 
 export function pageQuery(
 	settings: TriggerSettings,
 	page: number,
 	after?: string | null,
-): IDataObject {
-	const qs: IDataObject = { page, pageSize: PAGE_SIZE };
-	if (after) qs.after = after;
-	if (settings.apiType) qs.type = settings.apiType;
-	return qs;
+): EventQuery {
+	return { page, after, type: settings.apiType };
 }
 
 export function toCursorEvent(event: IDataObject): CursorEvent {
 	return { id: String(event.id).toLowerCase(), createdOnMs: parseCreatedOn(event.createdOn) };
-}
-
-/** The events of a page that have an id the cursor can work with; others are logged and skipped. */
-export function validEvents(ctx: IPollFunctions, data: unknown[]): IDataObject[] {
-	const valid: IDataObject[] = [];
-	for (const entry of data) {
-		if (isObject(entry) && isUuid(entry.id)) valid.push(entry);
-		else
-			ctx.logger?.warn('Document Workflow Trigger: skipped an event without a valid id', {
-				event: JSON.stringify(entry)?.slice(0, 200),
-			});
-	}
-	return valid;
 }
 
 export function asItems(events: IDataObject[]): INodeExecutionData[][] {

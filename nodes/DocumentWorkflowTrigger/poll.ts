@@ -28,18 +28,20 @@ import {
 	verifyRead,
 } from './eventCursor';
 import { freshStartLookBackMs, isScheduledFreshStart } from './pollInterval';
-import type { Deadlines, Envelope } from './eventList';
+import type { Deadlines } from './eventList';
 import {
-	PAGE_SIZE,
 	asItems,
 	deadlinesFor,
 	listEvents,
+	pollLimits,
 	pageQuery,
 	toCursorEvent,
-	validEvents,
 } from './eventList';
 import type { TriggerSettings } from './triggerSettings';
 import { matches } from '../shared/eventFilter';
+import type { EventPage } from '../shared/eventList';
+import { readNewestPage } from '../shared/eventList';
+import { MAX_PAGE_SIZE } from '../shared/transport';
 
 /** The newest `createdOn` among the events, as a lower bound of the API's clock where no `Date` header came. */
 function newestCreatedOn(events: CursorEvent[]): number {
@@ -61,10 +63,8 @@ async function startFromNow(
 	staticData: IDataObject,
 ): Promise<null> {
 	const deadlines = deadlinesFor(ctx);
-	let envelope = await listEvents(ctx, pageQuery(settings, 1), deadlines);
-	if (envelope.pages > 1)
-		envelope = await listEvents(ctx, pageQuery(settings, envelope.pages), deadlines);
-	const baseline = validEvents(ctx, envelope.data).map(toCursorEvent);
+	const envelope = await readNewestPage(ctx, { type: settings.apiType }, pollLimits(deadlines));
+	const baseline = envelope.events.map(toCursorEvent);
 	baseline.sort((a, b) => compareIds(a.id, b.id));
 	const [oldest, ...rest] = baseline;
 	let state = emptyCursorState(oldest ?? null);
@@ -98,15 +98,13 @@ async function startBefore(
 ): Promise<EventCursorState> {
 	const pages = new Map<number, CursorEvent[]>();
 	const first = await listEvents(ctx, pageQuery(settings, 1), deadlines);
-	pages.set(1, validEvents(ctx, first.data).map(toCursorEvent));
+	pages.set(1, first.events.map(toCursorEvent));
 	const lastPage = Math.max(first.pages, 1);
 	const readPage = async (page: number): Promise<CursorEvent[]> => {
 		if (!pages.has(page))
 			pages.set(
 				page,
-				validEvents(ctx, (await listEvents(ctx, pageQuery(settings, page), deadlines)).data).map(
-					toCursorEvent,
-				),
+				(await listEvents(ctx, pageQuery(settings, page), deadlines)).events.map(toCursorEvent),
 			);
 		return pages.get(page)!;
 	};
@@ -172,8 +170,8 @@ async function checkCursorInHistory(
 	if (Date.now() >= deadlines.wait) return {};
 	let oldest: IDataObject | undefined;
 	try {
-		const probe = await listEvents(ctx, { page: 1, pageSize: 1 }, deadlines);
-		oldest = validEvents(ctx, probe.data)[0];
+		const probe = await listEvents(ctx, { pageSize: 1 }, deadlines);
+		oldest = probe.events[0];
 	} catch (error) {
 		ctx.logger?.debug(
 			'Document Workflow Trigger: could not check whether the cursor is still in the event history',
@@ -255,7 +253,7 @@ async function readForward(
 				reading.stoppedForBudget = true;
 				break;
 			}
-			let envelope: Envelope;
+			let envelope: EventPage;
 			try {
 				envelope = await listEvents(ctx, pageQuery(settings, 1, after), deadlines);
 			} catch (error) {
@@ -265,7 +263,7 @@ async function readForward(
 			reading.pagesRead++;
 			const firstPage = after === read.from;
 			if (firstPage) read.readAtMs = envelope.apiTimeMs;
-			const events = validEvents(ctx, envelope.data);
+			const events = envelope.events;
 			if (
 				firstPage &&
 				read.from === state.after &&
@@ -296,8 +294,8 @@ async function readForward(
 				reading.emit.push(event);
 				reading.emitted.push(cursorEvent);
 			}
-			reading.remaining = Math.max(0, envelope.count - envelope.data.length);
-			if (envelope.data.length < PAGE_SIZE || envelope.pages <= 1 || lastId === undefined) {
+			reading.remaining = Math.max(0, envelope.count - envelope.listed);
+			if (!envelope.full || envelope.pages <= 1 || lastId === undefined) {
 				reading.reachedEnd = true;
 				reading.tail = reading.remaining;
 				reading.remaining = 0;
@@ -385,7 +383,7 @@ export async function pollNewEvents(
 	const newest = frontier(state);
 	// Young stretches that fit in one page: one request from `after` reads them and what is new.
 	const oneRead =
-		newest === state.after || (!state.behind && knownAfter(state, state.after) < PAGE_SIZE);
+		newest === state.after || (!state.behind && knownAfter(state, state.after) < MAX_PAGE_SIZE);
 	let caughtUp = false;
 	let known = NaN;
 	if (!oneRead) {

@@ -5,7 +5,7 @@
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { asItems, deadlinesFor, listEvents, pageQuery, validEvents } from './eventList';
+import { asItems, deadlinesFor, listEvents, pageQuery } from './eventList';
 import type { TriggerSettings } from './triggerSettings';
 import { describeTypes, matches } from '../shared/eventFilter';
 
@@ -30,10 +30,9 @@ export async function fetchTestEvents(
 	let page = Math.max(first.pages, 1);
 	while (page >= 1 && found.length < TEST_EVENT_COUNT && pagesRead < TEST_EVENT_MAX_PAGES) {
 		if (pagesRead > 0 && Date.now() >= deadlines.read) break;
-		const data =
-			page === 1 ? first.data : (await listEvents(ctx, pageQuery(settings, page), deadlines)).data;
+		const data = page === 1 ? first : await listEvents(ctx, pageQuery(settings, page), deadlines);
 		pagesRead++;
-		const events = validEvents(ctx, data);
+		const events = data.events;
 		eventsRead += events.length;
 		for (let index = events.length - 1; index >= 0 && found.length < TEST_EVENT_COUNT; index--) {
 			if (matches(settings, events[index])) found.push(events[index]);

@@ -25,14 +25,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
-import { NodeApiError, sleep } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
-import { apiRequest, isUuid } from '../shared/transport';
+import { readEventPage } from '../shared/eventList';
 import type { DeliveredEvent } from './delivery';
 import { idJustBelow } from './eventIds';
-
-/** The API's largest page: fewest requests per read. */
-export const PAGE_SIZE = 100;
 
 export interface VerifyTiming {
 	/** How long a new id waits for others to arrive before it is read (one read for all of them). */
@@ -238,37 +235,16 @@ async function sweep(
 
 async function readAfter(ctx: IWebhookFunctions, after: string | undefined): Promise<Page> {
 	const startedAt = Date.now();
-	const qs: IDataObject = { page: 1, pageSize: PAGE_SIZE };
-	if (after) qs.after = after;
-	const response = await apiRequest<unknown>(
+	const page = await readEventPage(
 		ctx,
-		{ method: 'GET', path: '/events', qs, rateLimit: 'read' },
+		{ after },
 		{
 			retry: { ...READ_RETRY, deadline: Date.now() + READ_TIMEOUT_MS },
 			timeoutMs: READ_TIMEOUT_MS,
 		},
 	);
-	const body = response.body as IDataObject | undefined;
-	if (!body || typeof body !== 'object' || !Array.isArray(body.data)) {
-		throw new NodeApiError(
-			ctx.getNode(),
-			{ path: '/events', correlationId: response.correlationId ?? null },
-			{
-				message: 'The API answered the event list with an unexpected body',
-				description: `GET /events returned ${response.statusCode} without the paged envelope ({count, pages, data}).`,
-			},
-		);
-	}
-	const events = (body.data as unknown[]).filter(
-		(entry): entry is IDataObject =>
-			!!entry && typeof entry === 'object' && isUuid((entry as IDataObject).id),
-	);
-	const ids = events.map((event) => String(event.id).toLowerCase()).sort();
-	return {
-		events,
-		coversTo: body.data.length >= PAGE_SIZE ? ids[ids.length - 1] : undefined,
-		startedAt,
-	};
+	const ids = page.events.map((event) => String(event.id).toLowerCase()).sort();
+	return { events: page.events, coversTo: page.full ? ids[ids.length - 1] : undefined, startedAt };
 }
 
 /** The delivery that emits every event one sweep finds: one execution per sweep, not one per delivery. */

@@ -5,10 +5,8 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import { apiRequest, requireUuid } from '../../shared/transport';
+import { MAX_PAGE_SIZE, apiRequest, requireUuid } from '../../shared/transport';
 import { isRunAsTool } from '../helpers/toolMode';
-
-export const MAX_PAGE_SIZE = 100;
 
 /** `returnAll` and `limit`, as n8n's list operations show them. */
 export function listFields(show: IDisplayOptions['show']): INodeProperties[] {

@@ -4,10 +4,9 @@
  * is used, and what is assumed of the list: README.md, "The event list as a hint".
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
-import { apiRequest } from '../../shared/transport';
+import { readEventPage, readNewestPage } from '../../shared/eventList';
 
 /** What each value sets: README.md, "The values, and why". */
-const PAGE_SIZE = 100;
 const MAX_PAGES = 3;
 const OVERLAP_MS = 3_000;
 const NAMING_EVIDENCE_MS = 5_000;
@@ -122,10 +121,9 @@ export class RunEventReader {
 
 	/** The first read: the newest page, whose events are taken as read (at most two requests). */
 	private async anchor(ctx: IExecuteFunctions, signal: AbortSignal): Promise<undefined> {
-		let page = await this.list(ctx, signal, {});
-		if (page.pages > 1) page = await this.list(ctx, signal, { page: page.pages });
+		const page = await readNewestPage(ctx, {}, { signal });
 		this.anchored = true;
-		this.remember(page.data);
+		this.remember(page.events);
 		return undefined;
 	}
 
@@ -138,19 +136,20 @@ export class RunEventReader {
 		const fresh: IDataObject[] = [];
 		let after = this.overlapStart();
 		for (let read = 0; ; read++) {
-			const page = await this.list(ctx, signal, after ? { after } : {});
-			fresh.push(...this.remember(page.data));
-			if (page.data.length < PAGE_SIZE || page.pages <= 1) return fresh;
+			const page = await readEventPage(ctx, { after }, { signal });
+			fresh.push(...this.remember(page.events));
+			if (!page.full || page.pages <= 1) return fresh;
 			if (read + 1 >= MAX_PAGES) {
 				hint.complete = false;
-				const newest = await this.list(ctx, signal, {
-					after: String(page.data[page.data.length - 1].id),
-					page: page.pages - 1,
-				});
-				fresh.push(...this.remember(newest.data));
+				const newest = await readEventPage(
+					ctx,
+					{ after: String(page.events[page.events.length - 1].id), page: page.pages - 1 },
+					{ signal },
+				);
+				fresh.push(...this.remember(newest.events));
 				return fresh;
 			}
-			after = String(page.data[page.data.length - 1].id);
+			after = String(page.events[page.events.length - 1].id);
 		}
 	}
 
@@ -177,21 +176,5 @@ export class RunEventReader {
 			this.seen.delete(id);
 		}
 		return fresh;
-	}
-
-	private async list(
-		ctx: IExecuteFunctions,
-		signal: AbortSignal,
-		qs: IDataObject,
-	): Promise<{ data: IDataObject[]; pages: number }> {
-		const { body } = await apiRequest<{ data?: unknown; pages?: unknown }>(
-			ctx,
-			{ method: 'GET', path: '/events', qs: { ...qs, pageSize: PAGE_SIZE } },
-			{ signal },
-		);
-		const data = Array.isArray(body?.data)
-			? (body.data as IDataObject[]).filter((event) => event && typeof event === 'object')
-			: [];
-		return { data, pages: Number(body?.pages) || 1 };
 	}
 }

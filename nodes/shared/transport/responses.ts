@@ -1,4 +1,8 @@
 /** Reading what the API answered: header names and bodies that may arrive as text or bytes. */
+import type { IDataObject } from 'n8n-workflow';
+
+/** The API's largest page (`pageSize` at most 100): the fewest requests for a list. */
+export const MAX_PAGE_SIZE = 100;
 
 export function lowerCaseHeaders(headers: unknown): Record<string, string> {
 	const result: Record<string, string> = {};
@@ -20,4 +24,9 @@ export function asJson(body: unknown): unknown {
 	} catch {
 		return undefined;
 	}
+}
+
+/** A JSON object (not an array, not null): the shape of every API resource and envelope. */
+export function isObject(value: unknown): value is IDataObject {
+	return !!value && typeof value === 'object' && !Array.isArray(value);
 }
