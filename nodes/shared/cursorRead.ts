@@ -28,6 +28,9 @@ import { readEventPage, readNewestPage } from './eventList';
 import type { ApiContext } from './transport/request';
 import { MAX_PAGE_SIZE } from './transport/responses';
 
+/** The overlap window both triggers use unless told otherwise: how late an event may be listed and still come out. */
+export const DEFAULT_OVERLAP_MINUTES = 5;
+
 export interface CursorSettings extends EventFilter {
 	/** The API's `type` filter, when exactly one type is selected. */
 	apiType?: string;
@@ -68,6 +71,13 @@ export interface CursorRead {
 	remaining: number;
 	/** A page could not be read; the events read before it are still in `events` and `next`. */
 	failure?: Error;
+}
+
+/** The settings of a read for an events filter: the API's own `type` filter when exactly one type is selected. */
+export function cursorSettings(filter: EventFilter, overlapMs: number): CursorSettings {
+	const settings: CursorSettings = { ...filter, overlapMs };
+	if (filter.types?.size === 1) settings.apiType = [...filter.types][0];
+	return settings;
 }
 
 /** One page `after` an id: the query both triggers send. */
