@@ -87,6 +87,19 @@ export function ring(bell: Bell, ids: string[], now: number, timing: BellTiming)
 	return dropped;
 }
 
+/** Lets go of the ids whose looks are over though no read looked (no delivery waited to carry one). Returns them. */
+export function expire(bell: Bell, now: number, timing: BellTiming): string[] {
+	const expired: string[] = [];
+	for (const [id, pending] of bell.pending) {
+		if (now - pending.deliveredAt < timing.lookForMs + timing.gridMs) continue;
+		bell.pending.delete(id);
+		bell.rung.delete(id);
+		expired.push(id);
+	}
+	if (bell.rung.size === 0) bell.rungAt = undefined;
+	return expired;
+}
+
 /** When the next read is due; undefined when nothing wants one. */
 export function nextReadAt(bell: Bell, timing: BellTiming): number | undefined {
 	let wanted = bell.rungAt === undefined ? Infinity : bell.rungAt + timing.gatherMs;
@@ -102,14 +115,14 @@ export interface ReadPurpose {
 	startedAt: number;
 	/** The ids that rang for it. */
 	rung: Set<string>;
-	/** It looks again for ids a read before it did not list: it must go over the stretches already read too. */
-	looksAgain: boolean;
+	/** The ids it looks for again (a read before it did not list them). */
+	lookedAgain: string[];
 }
 
 export function readStarts(bell: Bell, now: number): ReadPurpose {
-	const purpose: ReadPurpose = { startedAt: now, rung: bell.rung, looksAgain: false };
+	const purpose: ReadPurpose = { startedAt: now, rung: bell.rung, lookedAgain: [] };
 	for (const [id, pending] of bell.pending)
-		if (!purpose.rung.has(id) && pending.lookAt <= now) purpose.looksAgain = true;
+		if (!purpose.rung.has(id) && pending.lookAt <= now) purpose.lookedAgain.push(id);
 	bell.rung = new Set();
 	bell.rungAt = undefined;
 	bell.goOnAt = undefined;

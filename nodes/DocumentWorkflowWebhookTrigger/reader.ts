@@ -19,7 +19,15 @@ import { alreadySeen, compareIds, frontier, mergeCursors } from '../shared/event
 import type { ReadLimits } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
 import type { Bell, BellTiming } from './bell';
-import { DEFAULT_BELL_TIMING, newBell, nextReadAt, readEnds, readStarts, ring } from './bell';
+import {
+	DEFAULT_BELL_TIMING,
+	expire,
+	newBell,
+	nextReadAt,
+	readEnds,
+	readStarts,
+	ring,
+} from './bell';
 import type { DeliveredEvent } from './delivery';
 
 /** Deliveries of one trigger held open while they wait for a read; more end at once (their ids still ring). */
@@ -67,6 +75,10 @@ interface Report {
 interface TriggerReader {
 	cursor?: EventCursorState;
 	bell: Bell;
+	/** When a read last went over the stretches already read (local time). */
+	checkedAt: number;
+	/** Whether the last read found new events: a quiet trigger asks for the count first. */
+	quiet: boolean;
 	waiters: Set<Waiter>;
 	sweep?: Promise<void>;
 	report: Report;
@@ -86,15 +98,22 @@ export function triggerKey(parts: Array<string | undefined>): string {
 		.digest('hex');
 }
 
-/** What this process holds (for tests): triggers, ids looked for, deliveries waiting. */
-export function readerSize(): { triggers: number; pending: number; waiting: number } {
-	let pending = 0;
-	let waiting = 0;
+/** What this process holds (for tests): triggers, ids looked for and deliveries waiting, in all and at most per trigger. */
+export function readerSize(): {
+	triggers: number;
+	pending: number;
+	waiting: number;
+	mostPending: number;
+	mostWaiting: number;
+} {
+	const size = { triggers: readers.size, pending: 0, waiting: 0, mostPending: 0, mostWaiting: 0 };
 	for (const reader of readers.values()) {
-		pending += reader.bell.pending.size;
-		waiting += reader.waiters.size;
+		size.pending += reader.bell.pending.size;
+		size.waiting += reader.waiters.size;
+		size.mostPending = Math.max(size.mostPending, reader.bell.pending.size);
+		size.mostWaiting = Math.max(size.mostWaiting, reader.waiters.size);
 	}
-	return { triggers: readers.size, pending, waiting };
+	return size;
 }
 
 /** Forgets every trigger's reader, as a restart of n8n does (for tests): reads in progress hand over nothing. */
@@ -109,6 +128,8 @@ export function forgetAll(): void {
 function newReader(): TriggerReader {
 	return {
 		bell: newBell(),
+		checkedAt: -Infinity,
+		quiet: true,
 		waiters: new Set(),
 		report: { notListed: 0, passed: 0, lastAt: -Infinity, failures: 0, lastFailureAt: -Infinity },
 		forgotten: false,
@@ -152,6 +173,7 @@ export async function receive(
 			note(reader, 'passed', id);
 		else fresh.push(id);
 	}
+	for (const id of expire(reader.bell, Date.now(), timing)) note(reader, 'notListed', id);
 	for (const id of ring(reader.bell, fresh, Date.now(), timing)) note(reader, 'notListed', id);
 	waitFor.push(...fresh.filter((id) => reader.bell.pending.has(id)));
 	report(reader, ctx, timing);
@@ -175,6 +197,10 @@ export async function receive(
 		}
 	} finally {
 		reader.waiters.delete(waiter);
+		// The last delivery to leave lets go of the ids nobody is left to look for.
+		if (reader.waiters.size === 0 && !reader.forgotten) {
+			for (const id of expire(reader.bell, Date.now(), timing)) note(reader, 'notListed', id);
+		}
 	}
 	return waiter.events;
 }
@@ -222,15 +248,14 @@ async function readOnce(
 	const ctx = riders[riders.length - 1].ctx;
 	const purpose = readStarts(reader.bell, Date.now());
 	const before = reader.cursor;
-	// An id the frontier has passed since it rang, or one looked for again, lies in stretches already read.
+	// Stretches already read are gone over when an id looked for lies there, or once a second
+	// (events listed late); a quiet trigger first asks for the count, one request when nothing changed.
 	const newest = before && frontier(before);
-	const recheckMs =
-		purpose.looksAgain ||
-		(newest !== undefined &&
-			newest !== null &&
-			[...purpose.rung].some((id) => compareIds(id, newest) <= 0))
-			? 0
-			: RECHECK_MS;
+	const lookedFor = [...purpose.rung, ...purpose.lookedAgain];
+	const inRead =
+		newest !== undefined && newest !== null && lookedFor.some((id) => compareIds(id, newest) <= 0);
+	const checks = inRead || purpose.startedAt - reader.checkedAt >= RECHECK_MS;
+	const recheck = !checks ? 'no' : reader.quiet ? 'first' : 'after';
 	let read: CursorRead | undefined;
 	let failure: Error | undefined;
 	try {
@@ -240,9 +265,11 @@ async function readOnce(
 			readUntil: Date.now() + READ_BUDGET_MS,
 			maxPages: MAX_PAGES_PER_READ,
 			page: pageLimits,
-			recheckMs,
+			recheck,
 		});
 		failure = read.failure;
+		if (checks && !failure) reader.checkedAt = purpose.startedAt;
+		reader.quiet = read.events.length === 0;
 	} catch (error) {
 		failure = error as Error;
 	}

@@ -46,11 +46,13 @@ export interface CursorReadLimits {
 	/** Retries, waits and timeout of each page request. */
 	page: () => ReadLimits;
 	/**
-	 * Skip going over the young stretches again when each was read within this long (on the
-	 * API's clock) before this read; default 0: always go over them. Late events then come out
-	 * with a later read.
+	 * How the young stretches (where late events can still appear) are gone over: `after` the
+	 * frontier is read (the default: read again, or one request when the API's count shows
+	 * nothing entered them); `first`: one request for the count after `after` comes first, and
+	 * when it shows nothing new at all, that request is the whole read; `no`: not at all (late
+	 * events come out with a later read).
 	 */
-	recheckMs?: number;
+	recheck?: 'after' | 'first' | 'no';
 }
 
 export interface CursorRead {
@@ -127,6 +129,7 @@ async function readForward(
 	limits: CursorReadLimits,
 	reading: Reading,
 	known = NaN,
+	onePage = false,
 ): Promise<void> {
 	const emittedIds = new Set(reading.emitted.map((event) => event.id));
 	let read: (typeof reading.reads)[number] = {
@@ -188,6 +191,7 @@ async function readForward(
 				reading.emitted.push(cursorEvent);
 			}
 			reading.remaining = Math.max(0, envelope.count - envelope.listed);
+			if (onePage) break;
 			if (!envelope.full || envelope.pages <= 1 || lastId === undefined) {
 				reading.reachedEnd = true;
 				reading.tail = reading.remaining;
@@ -205,20 +209,6 @@ async function readForward(
 	} finally {
 		reading.reads.push(read);
 	}
-}
-
-/** True when every stretch after `from` was read (or its count confirmed) within `recheckMs` before `nowMs`. */
-function recentlyChecked(
-	state: EventCursorState,
-	from: string | null,
-	nowMs: number,
-	recheckMs: number,
-): boolean {
-	if (!(recheckMs > 0) || !Number.isFinite(nowMs)) return false;
-	return (state.spans ?? []).every(
-		(span) =>
-			(from !== null && compareIds(span.to, from) <= 0) || span.readAtMs >= nowMs - recheckMs,
-	);
 }
 
 /**
@@ -250,25 +240,35 @@ export async function readNewEvents(
 	const newest = frontier(state);
 	const oneRead =
 		newest === state.after || (!state.behind && knownAfter(state, state.after) < MAX_PAGE_SIZE);
+	const recheck = limits.recheck ?? 'after';
 	let caughtUp = false;
 	let known = NaN;
-	let rereadSkipped = false;
-	if (!oneRead) {
+	if (!oneRead && recheck === 'first') {
+		// The count after `after` equal to what the cursor knows: nothing late, nothing new.
+		await readForward(
+			ctx,
+			settings,
+			state,
+			state.after,
+			limits,
+			reading,
+			knownAfter(state, state.after),
+			true,
+		);
+		if (reading.verifiedFrom !== undefined) caughtUp = true;
+		else reading.reachedEnd = false;
+	}
+	const verifiedFirst = reading.verifiedFrom !== undefined;
+	if (!oneRead && !verifiedFirst && !reading.failure) {
+		const frontierStart = reading.reads.length;
 		await readForward(ctx, settings, state, newest, limits, reading);
 		caughtUp = reading.reachedEnd;
+		const frontierRead = reading.reads[frontierStart];
 		// What the API should count after the re-read's start if no late event came: the spans' events, the new ones, and any listed since.
 		known =
-			knownAfter(state, state.resume ?? state.after) + reading.reads[0].read.length + reading.tail;
-		rereadSkipped =
-			caughtUp &&
-			!reading.failure &&
-			recentlyChecked(
-				state,
-				state.resume ?? state.after,
-				reading.reads[0].readAtMs,
-				limits.recheckMs ?? 0,
-			);
+			knownAfter(state, state.resume ?? state.after) + frontierRead.read.length + reading.tail;
 	}
+	const rereadSkipped = verifiedFirst || (!oneRead && recheck === 'no');
 	const frontierReads = reading.reads.length;
 	const rereadFrom = oneRead ? state.after : (state.resume ?? state.after);
 	if (!reading.failure && !reading.stoppedForBudget && !rereadSkipped) {
@@ -311,7 +311,8 @@ export async function readNewEvents(
 			if (rereadNewest === undefined || compareIds(event.id, rereadNewest) > 0)
 				rereadNewest = event.id;
 	}
-	if (!rereadSkipped) {
+	if (verifiedFirst) delete next.resume;
+	else if (!rereadSkipped) {
 		if (caughtUp && reading.reachedEnd) delete next.resume;
 		else if (
 			caughtUp &&

@@ -104,6 +104,10 @@ export class WebhookHost {
 		return this.node.id;
 	}
 
+	get nodeName(): string {
+		return this.node.name;
+	}
+
 	/** The workflow as n8n builds it for one request or activation: static data as last saved. */
 	private loadWorkflow(): Workflow {
 		return new Workflow({
