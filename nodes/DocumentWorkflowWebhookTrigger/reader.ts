@@ -249,13 +249,14 @@ async function readOnce(
 	const purpose = readStarts(reader.bell, Date.now());
 	const before = reader.cursor;
 	// Stretches already read are gone over when an id looked for lies there, or once a second
-	// (events listed late); a quiet trigger first asks for the count, one request when nothing changed.
+	// (events listed late): a quiet trigger first asks for the count (one request when nothing
+	// changed), a busy one for the event where the frontier was (one request, whatever came after).
 	const newest = before && frontier(before);
 	const lookedFor = [...purpose.rung, ...purpose.lookedAgain];
 	const inRead =
 		newest !== undefined && newest !== null && lookedFor.some((id) => compareIds(id, newest) <= 0);
 	const checks = inRead || purpose.startedAt - reader.checkedAt >= RECHECK_MS;
-	const recheck = !checks ? 'no' : reader.quiet ? 'first' : 'after';
+	const recheck = !checks ? 'no' : reader.quiet ? 'first' : 'probe';
 	let read: CursorRead | undefined;
 	let failure: Error | undefined;
 	try {

@@ -49,10 +49,12 @@ export interface CursorReadLimits {
 	 * How the young stretches (where late events can still appear) are gone over: `after` the
 	 * frontier is read (the default: read again, or one request when the API's count shows
 	 * nothing entered them); `first`: one request for the count after `after` comes first, and
-	 * when it shows nothing new at all, that request is the whole read; `no`: not at all (late
-	 * events come out with a later read).
+	 * when it shows nothing new at all, that request is the whole read; `probe`: after the
+	 * frontier, one request for the one event at the position the frontier had (it is still
+	 * there when nothing entered before it, however many events came after it); `no`: not at
+	 * all (late events come out with a later read).
 	 */
-	recheck?: 'after' | 'first' | 'no';
+	recheck?: 'after' | 'first' | 'probe' | 'no';
 }
 
 export interface CursorRead {
@@ -106,6 +108,8 @@ interface Reading {
 	tail: number;
 	/** Set when the API's count after this boundary matched the events known after it: no span there needs reading. */
 	verifiedFrom?: string | null;
+	/** When that was established (API clock); undefined: when the last read began. */
+	verifiedAtMs?: number;
 	failure?: Error;
 }
 
@@ -212,6 +216,37 @@ async function readForward(
 }
 
 /**
+ * Did anything enter the young stretches? When nothing did, the event at position K after
+ * `after` (K: the events the cursor knows there) is still the newest one read before: one
+ * request of one event, whatever came after it. Sets `verifiedFrom` when it is.
+ */
+async function probeFrontier(
+	ctx: ApiContext,
+	settings: CursorSettings,
+	state: EventCursorState,
+	limits: CursorReadLimits,
+	reading: Reading,
+): Promise<void> {
+	const known = knownAfter(state, state.after);
+	const newest = frontier(state);
+	if (!(known > 0) || newest === null) return;
+	try {
+		const probe = await readEventPage(
+			ctx,
+			{ ...pageQuery(settings, known, state.after), pageSize: 1 },
+			limits.page(),
+		);
+		reading.pagesRead++;
+		const atPosition = probe.events[0] && toCursorEvent(probe.events[0]).id;
+		if (atPosition !== newest) return;
+		reading.verifiedFrom = state.after;
+		reading.verifiedAtMs = probe.apiTimeMs;
+	} catch {
+		// Not verified: the stretches are read again.
+	}
+}
+
+/**
  * The events after the cursor that it has not emitted, and its next state. It reads from the
  * newest id read so far (the frontier) first, so every read emits events it has not emitted
  * before even while catching up. Once at the end, it goes over the young stretches again
@@ -268,7 +303,10 @@ export async function readNewEvents(
 		known =
 			knownAfter(state, state.resume ?? state.after) + frontierRead.read.length + reading.tail;
 	}
-	const rereadSkipped = verifiedFirst || (!oneRead && recheck === 'no');
+	if (!oneRead && !verifiedFirst && recheck === 'probe' && caughtUp && !reading.failure)
+		await probeFrontier(ctx, settings, state, limits, reading);
+	const rereadSkipped =
+		verifiedFirst || reading.verifiedFrom !== undefined || (!oneRead && recheck === 'no');
 	const frontierReads = reading.reads.length;
 	const rereadFrom = oneRead ? state.after : (state.resume ?? state.after);
 	if (!reading.failure && !reading.stoppedForBudget && !rereadSkipped) {
@@ -303,7 +341,7 @@ export async function readNewEvents(
 	}
 	// The count matched when the last request was answered: every span after that boundary held exactly its known events then.
 	if (reading.verifiedFrom !== undefined)
-		next = verifyRead(next, reading.verifiedFrom, verifiedAtMs);
+		next = verifyRead(next, reading.verifiedFrom, reading.verifiedAtMs ?? verifiedAtMs);
 	// A re-read that ran out of budget before the old frontier: the next one goes on from the newest id it read.
 	let rereadNewest: string | undefined;
 	for (const read of reading.reads.slice(frontierReads)) {
@@ -311,7 +349,7 @@ export async function readNewEvents(
 			if (rereadNewest === undefined || compareIds(event.id, rereadNewest) > 0)
 				rereadNewest = event.id;
 	}
-	if (verifiedFirst) delete next.resume;
+	if (reading.verifiedFrom !== undefined && !reading.stoppedForBudget) delete next.resume;
 	else if (!rereadSkipped) {
 		if (caughtUp && reading.reachedEnd) delete next.resume;
 		else if (
