@@ -13,7 +13,7 @@ import { sleep } from 'n8n-workflow';
 
 import type { CursorRead, CursorSettings } from '../shared/cursorRead';
 import { anchorAtNewest, readNewEvents } from '../shared/cursorRead';
-import { loadCursor, storeCursor } from '../shared/cursorStore';
+import { refreshCursor, storeCursor } from '../shared/cursorStore';
 import type { EventCursorState } from '../shared/eventCursor';
 import { alreadySeen, compareIds, frontier, mergeCursors } from '../shared/eventCursor';
 import type { ReadLimits } from '../shared/eventList';
@@ -151,7 +151,7 @@ export async function receive(
 ): Promise<IDataObject[]> {
 	const reader = readers.getOrCreate(key, newReader);
 	// Static data is loaded per request: the process keeps the newest copy.
-	reader.cursor = mergeCursors(reader.cursor, loadCursor(ctx));
+	reader.cursor = refreshCursor(ctx, reader.cursor);
 	const cursor = reader.cursor;
 	const newest = cursor && frontier(cursor);
 	const fresh: string[] = [];
