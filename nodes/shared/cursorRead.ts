@@ -377,7 +377,11 @@ export async function anchorAtNewest(
 	const envelope = await readNewestPage(ctx, { type: settings.apiType }, limits);
 	const page = envelope.events.map(toCursorEvent).sort((a, b) => compareIds(a.id, b.id));
 	const [oldest, ...rest] = page;
-	if (!oldest) return emptyCursorState(null);
+	if (!oldest) {
+		const empty = emptyCursorState(null);
+		if (Number.isFinite(envelope.apiTimeMs)) empty.horizonMs = envelope.apiTimeMs;
+		return empty;
+	}
 	const readAtMs = Number.isFinite(envelope.apiTimeMs)
 		? envelope.apiTimeMs
 		: newestCreatedOn(page) - (Date.now() - startedAt);

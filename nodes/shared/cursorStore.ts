@@ -111,7 +111,10 @@ function pruneCopies(copies: Copies, nodeId: string, horizonMs: number | null): 
 		isObject(copy) && typeof copy.horizonMs === 'number' ? copy.horizonMs : -Infinity;
 	const others = Object.entries(copies)
 		.filter(([id, copy]) => id !== nodeId && isObject(copy))
-		.filter(([, copy]) => horizonMs === null || horizonOf(copy) >= horizonMs - COPY_MAX_AGE_MS)
+		.filter(([, copy]) => {
+			const their = horizonOf(copy);
+			return horizonMs === null || their === -Infinity || their >= horizonMs - COPY_MAX_AGE_MS;
+		})
 		.sort(([, a], [, b]) => horizonOf(b) - horizonOf(a))
 		.slice(0, MAX_CURSOR_COPIES - 1);
 	return Object.fromEntries([[nodeId, copies[nodeId]], ...others]);
