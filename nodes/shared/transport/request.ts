@@ -23,6 +23,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { CREDENTIAL_TYPE } from '../credentialType';
+import type { ApiContext } from './cancellation';
 import { cancelSignalOf, contextEndingWith, pause } from './cancellation';
 import type { ApiErrorOverrides, RequestPlace } from './errors';
 import {
@@ -39,9 +40,6 @@ import { readPacerFor } from './readPacer';
 import { asJson, lowerCaseHeaders } from './responses';
 import type { PathTemplate } from './url';
 import { buildPath, normalizeBaseUrl } from './url';
-
-/** The contexts that may call the API: the action node, the polling trigger and the webhook trigger. */
-export type ApiContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
 
 export interface ApiRequest extends PathTemplate {
 	method: IHttpRequestMethods;
