@@ -155,6 +155,11 @@ async function measureQueueLimited({ tgz, sandbox, dir }) {
 		const execution = /@(\d+)$/.exec(run.reference ?? '')?.[1];
 		workerOfRun.set(run.id, byWorker.get(execution)?.join(' and ') ?? 'unknown');
 	}
+	// The raw log beside the cluster's folders, to study a row after the fact (not read by the report).
+	fs.writeFileSync(
+		path.join(dir, 'requests.json'),
+		JSON.stringify({ entries, runs, workerOfRun: [...workerOfRun] }),
+	);
 	const workerRows = [...new Set(workerOfRun.values())].sort().map((worker) => {
 		const own = reads.filter((entry) => {
 			const runId = /^\/runs\/([^/]+)/.exec(pathOf(entry))?.[1];
