@@ -6,7 +6,7 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
-import { readEventPage, readNewestPage } from '../../shared/eventList';
+import { readEventPage } from '../../shared/eventList';
 import { LruMap } from '../../shared/lruMap';
 import {
 	CREDENTIAL_TYPE,
@@ -21,25 +21,20 @@ import { checkRun, timeLimitOutcome } from './check';
 import type { Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
 import { BUSY_SLICE_MS, Policy, timeLimitReached } from './policy';
 
-/** What the loop keeps of one execution's wait while it lasts, and nothing after. */
+/** An execution's wait: `over` ends its checks, `beforeLimit` those sent before its time limit. */
 interface Execution {
-	readonly wait: Wait;
 	readonly ctx: IExecuteFunctions;
 	readonly failFast: boolean;
-	/** Ends its checks: its failure, its cancel, its time limit passed. */
 	readonly over: AbortController;
-	/** Ends the checks sent before its Max Wait Time, which is read afresh. */
 	readonly beforeLimit: AbortController;
 	failure?: Error;
 	settle(): void;
 }
 
-const cancelledError = (ctx: IExecuteFunctions, itemIndex?: number): NodeOperationError =>
-	new NodeOperationError(
-		ctx.getNode(),
-		'The execution was cancelled while waiting for runs',
-		itemIndex === undefined ? {} : { itemIndex },
-	);
+const cancelled = (ctx: IExecuteFunctions, itemIndex?: number) =>
+	new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', {
+		itemIndex,
+	});
 
 export class Watcher {
 	readonly policy = new Policy();
@@ -54,12 +49,10 @@ export class Watcher {
 		failFast: boolean,
 	): Promise<WaitOutcome[]> {
 		const wait = this.policy.begin(targets, settings, Date.now());
+		const [over, beforeLimit] = [new AbortController(), new AbortController()];
 		let settle!: () => void;
 		const done = new Promise<void>((resolve) => (settle = resolve));
-		const execution: Execution = {
-			...{ wait, ctx, failFast, settle },
-			...{ over: new AbortController(), beforeLimit: new AbortController() },
-		};
+		const execution: Execution = { ctx, failFast, over, beforeLimit, settle };
 		this.executions.set(wait, execution);
 		if (!this.running) void this.loop();
 		await done;
@@ -70,34 +63,34 @@ export class Watcher {
 	private async loop(): Promise<void> {
 		this.running = true;
 		for (;;) {
-			// Waits end here, right after a sleep: when the last one ends the loop ends too, and no timer is left.
-			for (const execution of this.executions.values()) this.endIfOver(execution, Date.now());
+			// Waits end here, after a sleep: when the last one ends the loop does, leaving no timer.
+			for (const [wait, execution] of this.executions) this.endIfOver(wait, execution, Date.now());
 			if (this.executions.size === 0) break;
 			if (this.read && Date.now() >= this.read.deadline) this.read.controller.abort();
 			const now = Date.now();
 			const { checks, readList, wakeAt } = this.policy.next(now);
 			if (readList) void this.readList(now);
 			for (const run of checks) void this.check(run);
-			const busy =
-				this.read !== undefined || [...this.executions.keys()].some((w) => w.inFlight > 0);
+			const busy = this.read || [...this.executions.keys()].some((wait) => wait.inFlight > 0);
 			const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - Date.now()));
 			await sleep(busy ? BUSY_SLICE_MS : idle);
 		}
+		// Nothing waits: a read still in flight is of no use (and is no failure of the list).
 		this.read?.controller.abort();
-		this.running = false;
+		[this.read, this.running] = [undefined, false];
 	}
 
 	/** Ends the wait once its runs are done, or it failed, was cancelled or passed its time limit. */
-	private endIfOver(execution: Execution, now: number): void {
-		const { wait, ctx } = execution;
-		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelledError(ctx);
+	private endIfOver(wait: Wait, execution: Execution, now: number): void {
+		const { ctx } = execution;
+		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
 		const limit = timeLimitReached(wait, now);
 		if (limit !== 'no') execution.beforeLimit.abort();
 		if (limit === 'passed') for (const run of wait.runs) run.outcome ??= timeLimitOutcome(ctx, run);
 		if (execution.failure || limit === 'passed') execution.over.abort();
-		// Its own checks end at once when aborted; they are awaited, so that nothing of the wait outlives it.
+		// Its checks end at once when aborted; they are awaited, so nothing of the wait outlives it.
 		if (wait.inFlight > 0 || (!execution.failure && wait.runs.some((run) => !run.outcome))) return;
-		this.policy.end(wait);
+		this.policy.waits.delete(wait);
 		this.executions.delete(wait);
 		execution.settle();
 	}
@@ -106,10 +99,8 @@ export class Watcher {
 		const execution = this.executions.get(run.wait)!;
 		const { ctx, over, beforeLimit } = execution;
 		const cancel = cancelSignalOf(ctx);
-		const signals = [over.signal, ...(cancel ? [cancel] : [])];
-		const signal = AbortSignal.any(
-			beforeLimit.signal.aborted ? signals : [...signals, beforeLimit.signal],
-		);
+		const limit = beforeLimit.signal.aborted ? [] : [beforeLimit.signal];
+		const signal = AbortSignal.any([over.signal, ...(cancel ? [cancel] : []), ...limit]);
 		try {
 			const answer = await checkRun(ctx, run, signal);
 			this.policy.answered(run, answer, Date.now());
@@ -117,7 +108,7 @@ export class Watcher {
 				execution.failure ??= answer.outcome.error;
 		} catch (error) {
 			if (!execution.failure && cancel?.aborted)
-				execution.failure = cancelledError(ctx, run.target.itemIndex);
+				execution.failure = cancelled(ctx, run.target.itemIndex);
 			if (signal.aborted || execution.failure) return this.policy.released(run);
 			const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
 			this.policy.answered(run, { kind: 'done', outcome }, Date.now());
@@ -125,40 +116,34 @@ export class Watcher {
 		}
 	}
 
-	/** One read of the event list for every wait, with the context of one of them made to end only with the read itself. */
+	/** One read of the list for every wait, with one of their contexts made to end with the read. */
 	private async readList(now: number): Promise<void> {
 		const [first] = this.executions.values();
-		const controller = new AbortController();
-		const longest = Math.max(
-			...[...this.executions.keys()].map((w) => w.settings.maxPollIntervalMs),
-		);
-		const deadline = now + longest;
-		this.read = { controller, deadline };
-		const ctx = contextEndingWith(first.ctx, controller.signal);
-		const limits = { retry: { deadline }, timeoutMs: longest, signal: controller.signal };
-		const { anchor, after } = this.policy.listQuery();
+		// Its deadline: a hint older than the Longest Check Interval is no use to any wait.
+		const waits = [...this.executions.keys()];
+		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
+		const read = (this.read = { controller: new AbortController(), deadline: now + longest });
+		const { signal } = read.controller;
+		const ctx = contextEndingWith(first.ctx, signal);
+		const limits = { retry: { deadline: read.deadline }, timeoutMs: longest, signal };
+		const after = this.policy.listAfter;
 		let events: IDataObject[] | undefined;
 		try {
-			if (anchor) events = (await readNewestPage(ctx, {}, limits)).events;
-			else {
-				const page = await readEventPage(ctx, { after }, limits);
-				// More than a page since the last read: the newest page too (a hint may skip some).
-				const newest =
-					page.pages > 1
-						? await readEventPage(ctx, { after, page: page.pages }, limits)
-						: undefined;
-				events = [...page.events, ...(newest?.events ?? [])];
-			}
+			const page = await readEventPage(ctx, { after }, limits);
+			// More than a page since the last read (or ever, at the first): the newest page too.
+			const last =
+				page.pages > 1 ? await readEventPage(ctx, { after, page: page.pages }, limits) : page;
+			events = last === page ? page.events : [...page.events, ...last.events];
 		} catch {
 			// No `events:read` scope, a slow list: the waits go on with their own checks.
-			events = undefined;
 		}
-		if (this.read?.controller === controller) this.read = undefined;
+		if (this.read !== read) return this.policy.listRead(undefined, Date.now(), false);
+		this.read = undefined;
 		this.policy.listRead(events, Date.now());
 	}
 }
 
-/** The watcher of each API key (`limitScope`); one that waits on nothing keeps only what it learned. */
+/** The watcher of each API key (`limitScope`); one that waits on nothing keeps what it learned. */
 const watchers = new LruMap<string, Watcher>(KEYS_KEPT, (watcher) => watcher.running);
 
 /** How many watchers are running now (one per API key waited on): none once nothing waits. */

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 import { LruMap } from '../lruMap';
 
-/** API keys (and API workflows per key) whose pacer, rate-limit gates and waiting knowledge this process keeps. */
+/** API keys (and workflows per key) whose pacer, limit gates and waiting knowledge are kept. */
 export const KEYS_KEPT = 100;
 
 /** Which of the API's separate rate limits a request counts against. */

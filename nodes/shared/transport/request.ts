@@ -239,7 +239,7 @@ async function waitForSlot(call: Call): Promise<void> {
 		const now = Date.now();
 		if (rateLimitOpensAt(call.scope, call.limit) > now) continue;
 		if (pacer.trySend(now)) return;
-		await pause(Math.max(1, pacer.nextSendAt() - now), call.signal);
+		await pause(Math.max(1, pacer.nextSendAt - now), call.signal);
 	}
 }
 

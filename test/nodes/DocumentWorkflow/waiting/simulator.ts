@@ -177,7 +177,7 @@ export function simulate(pattern: Pattern): Figures {
 			const attempt = () => {
 				if (this.gateUntil > now) return at(this.gateUntil, attempt);
 				if (!this.pacer.trySend(now))
-					return at(Math.max(now + 1, this.pacer.nextSendAt()), attempt);
+					return at(Math.max(now + 1, this.pacer.nextSendAt), attempt);
 				counts[kind]++;
 				pattern.trace?.(now, kind, label);
 				const serverAt = now + latency / 2;
@@ -234,23 +234,16 @@ export function simulate(pattern: Pattern): Figures {
 
 		readList() {
 			this.inFlight++;
-			const { anchor, after } = this.policy.listQuery();
+			const after = this.policy.listAfter;
 			this.read(
-				(serverAt) => listPage(serverAt, anchor ? undefined : after, 1),
+				(serverAt) => listPage(serverAt, after, 1),
 				(first) => {
 					const finish = (last?: { events: IDataObject[] }) => {
 						this.inFlight--;
-						const read = anchor
-							? (last ?? first).events
-							: [...first.events, ...(last?.events ?? [])];
-						this.policy.listRead(read, now);
+						this.policy.listRead([...first.events, ...(last?.events ?? [])], now);
 					};
 					if (first.pages <= 1) return finish();
-					this.read(
-						(serverAt) => listPage(serverAt, anchor ? undefined : after, 'last'),
-						finish,
-						'events',
-					);
+					this.read((serverAt) => listPage(serverAt, after, 'last'), finish, 'events');
 				},
 				'events',
 			);
@@ -260,7 +253,7 @@ export function simulate(pattern: Pattern): Figures {
 		turn() {
 			for (const [wait, ended] of this.executions)
 				if (wait.runs.every((run) => run.outcome) && wait.inFlight === 0) {
-					this.policy.end(wait);
+					this.policy.waits.delete(wait);
 					this.executions.delete(wait);
 					ended();
 				}
