@@ -238,9 +238,8 @@ async function waitForSlot(call: Call): Promise<void> {
 		const pacer = readPacerFor(call.scope);
 		const now = Date.now();
 		if (rateLimitOpensAt(call.scope, call.limit) > now) continue;
-		if (pacer.nextSendAt() <= now) return pacer.sent(now);
-		pacer.heldBack(now);
-		await pause(Math.max(1, pacer.nextSendAt() - now), call.signal);
+		if (pacer.trySend(now)) return;
+		await pause(Math.max(1, pacer.nextSendAt - now), call.signal);
 	}
 }
 

@@ -3,7 +3,7 @@
  * (nodes/DocumentWorkflow/helpers/runWatcher.ts), through n8n-core against the sandbox:
  * executions that run at the same time or one after another, each with its own context.
  */
-import { activeWatcherCount } from '../../../nodes/DocumentWorkflow/helpers/runWatcher';
+import { activeWatcherCount } from '../../../nodes/DocumentWorkflow/waiting/loop';
 import type { Env } from '../../harness/sandbox';
 import {
 	FAST_WAIT,
