@@ -275,7 +275,7 @@ export class Policy {
 	/** The gap after a look at this age: its share less an answer's time, within the intervals. */
 	private gap(wait: Wait, age: number, share: number): number {
 		const { initialPollIntervalMs, maxPollIntervalMs } = wait.settings;
-		const shortest = RUN_SHARE * initialPollIntervalMs + Number(process.env.FLOORADD ?? 0);
+		const shortest = RUN_SHARE * initialPollIntervalMs;
 		return Math.min(maxPollIntervalMs, Math.max(shortest, share * age - ANSWER_MS));
 	}
 

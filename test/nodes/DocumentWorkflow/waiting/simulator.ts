@@ -87,7 +87,7 @@ interface SimRun {
 	readAges: number[];
 }
 
-interface SimEvent {
+interface SimEvent extends IDataObject {
 	id: string;
 	createdAt: number;
 	visibleAt: number;
