@@ -22,9 +22,9 @@ export class ReadPacer {
 	/** Since when reads are held back, no read going unheld meanwhile. */
 	private heldSince?: number;
 	private heldSinceSend = false;
-	/** What the API let through in the second before the last 429, and when that was. */
+	/** What was sent in the second before the last 429 (the limit is at most that), and when. */
 	private limit?: { perSecond: number; at: number };
-	private readonly answeredAt: number[] = [];
+	private readonly sentAt: number[] = [];
 
 	/** Whether a read may go at `now` (then it counts as sent); held back long, the rate grows. */
 	trySend(now: number): boolean {
@@ -33,6 +33,8 @@ export class ReadPacer {
 			this.nextSendAt = Math.max(this.nextSendAt, now - interval) + interval;
 			if (!this.heldSinceSend) this.heldSince = undefined;
 			this.heldSinceSend = false;
+			this.sentAt.push(now);
+			while (this.sentAt[0] < now - SECOND_MS) this.sentAt.shift();
 			return true;
 		}
 		[this.heldSince, this.heldSinceSend] = [this.heldSince ?? now, true];
@@ -46,21 +48,17 @@ export class ReadPacer {
 		return false;
 	}
 
-	/** A read got its answer (not a 429). */
-	answered(now: number): void {
-		this.answeredAt.push(now);
-		while (this.answeredAt[0] < now - SECOND_MS) this.answeredAt.shift();
-	}
-
 	/** A 429 of a limit counted per second or so (a longer `Retry-After` says nothing of it). */
 	rateLimited(now: number, retryAfterMs = SECOND_MS): void {
 		this.heldSince = undefined;
 		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
-		while (this.answeredAt[0] < now - SECOND_MS) this.answeredAt.shift();
-		const letThrough = Math.max(1, this.answeredAt.length);
-		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, letThrough) * BACK_OFF);
+		// What this process sent in the last second, not what came back: under load answers come late,
+		// and a count of them would sink the rate far under the limit.
+		while (this.sentAt[0] < now - SECOND_MS) this.sentAt.shift();
+		const sent = Math.max(1, this.sentAt.length);
+		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, sent) * BACK_OFF);
 		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : 0;
-		this.limit = { perSecond: trusted ? Math.min(trusted, letThrough) : letThrough, at: now };
+		this.limit = { perSecond: trusted ? Math.min(trusted, sent) : sent, at: now };
 	}
 }
 

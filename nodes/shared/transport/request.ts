@@ -322,7 +322,6 @@ async function onAnswer<T>(
 	});
 	const answer = { statusCode, headers, correlationId };
 
-	if (call.limit === 'read' && statusCode !== 429) readPacerFor(call.scope).answered(Date.now());
 	if (statusCode >= 200 && statusCode < 300)
 		return {
 			done: { ...answer, body: successBody<T>(call, response.body, statusCode, correlationId) },

@@ -19,6 +19,12 @@ function holdBack(pacer: ReadPacer, from: number, to: number): number {
 	return sent;
 }
 
+/** `count` reads sent evenly over the second before `at` (the pacer let them through). */
+function sendOver(pacer: ReadPacer, at: number, count: number): void {
+	pacer.readsPerSecond = Infinity;
+	for (let i = 0; i < count; i++) pacer.trySend(at - 1000 + ((i + 0.5) * 1000) / count);
+}
+
 describe('ReadPacer', () => {
 	it(`starts at ${START_RATE} reads a second and doubles after ${GROWTH_AFTER_MS} ms of reads held back`, () => {
 		const pacer = new ReadPacer();
@@ -30,22 +36,23 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBe(2 * START_RATE);
 	});
 
-	it('reads that never wait end a stretch of being held back: a read now and then never grows the rate', () => {
+	it('reads that never wait end a stretch of being held back: a few reads now and then never grow the rate', () => {
 		const pacer = new ReadPacer();
 		for (let t = 1000; t < 10_000; t += 100) {
-			// Now and then a few reads at once: two go (an interval unused since is spent), the third waits one.
+			// A few reads at once: two go (an interval unused since is spent), the third waits one.
 			expect([pacer.trySend(t), pacer.trySend(t), pacer.trySend(t)]).toEqual([true, true, false]);
 			expect(pacer.trySend(t + 1000 / START_RATE)).toBe(true);
 		}
 		expect(pacer.readsPerSecond).toBe(START_RATE);
 	});
 
-	it('after a 429 stays just under what the API let through, instead of running into the limit again', () => {
+	it('after a 429 stays just under what it sent in the second before, instead of running into the limit again', () => {
 		const pacer = new ReadPacer();
-		for (let i = 0; i < 50; i++) pacer.answered(1000 + i * 10);
+		sendOver(pacer, 1500, 50);
+		pacer.readsPerSecond = 200;
 		pacer.rateLimited(1500);
 		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
-		// Held back for 10 s: it grows by SLOW_GROWTH a second, but not past a step under the 50 let through.
+		// Held back for 10 s: it grows by SLOW_GROWTH a second, but not past a step under the 50 sent.
 		holdBack(pacer, 1600, 11_600);
 		expect(pacer.readsPerSecond).toBeCloseTo(50 * (1 - SLOW_GROWTH));
 		// Once the limit is no longer trusted (it may have risen), slow growth goes on past it.
@@ -53,10 +60,20 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeGreaterThan(50);
 	});
 
+	it('learns from what it sent, not from what came back: answers that come late under load do not sink the rate', () => {
+		const pacer = new ReadPacer();
+		// 60 reads sent in the last second, of which (say) only 5 were answered yet: the limit is
+		// about what was sent, and the pace stays near it, not at a few reads a second.
+		sendOver(pacer, 2000, 60);
+		pacer.readsPerSecond = START_RATE;
+		pacer.rateLimited(2000);
+		expect(pacer.readsPerSecond).toBe(60 * BACK_OFF);
+	});
+
 	it('grows slowly after a 429: by SLOW_GROWTH after a second held back, not twice as fast', () => {
 		const pacer = new ReadPacer();
-		for (let i = 0; i < 10; i++) pacer.answered(i * 10); // more than a second before the 429: not counted
-		for (let i = 0; i < 50; i++) pacer.answered(1000 + i * 10);
+		sendOver(pacer, 1500, 50);
+		pacer.readsPerSecond = 200;
 		pacer.rateLimited(1500);
 		holdBack(pacer, 1600, 2598);
 		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
@@ -66,18 +83,21 @@ describe('ReadPacer', () => {
 
 	it('a second 429 soon after the first lowers the limit it remembers, never raises it', () => {
 		const pacer = new ReadPacer();
-		// The first second spanned two of the API's windows: 70 got through.
-		for (let i = 0; i < 70; i++) pacer.answered(1000 + i * 10);
+		// The first second spanned two of the API's windows: 70 went.
+		sendOver(pacer, 1700, 70);
+		pacer.readsPerSecond = 200;
 		pacer.rateLimited(1700);
 		expect(pacer.readsPerSecond).toBe(70 * BACK_OFF);
-		// In the next window only 50 get through: the rate drops under that and stays there.
-		for (let i = 0; i < 50; i++) pacer.answered(2800 + i * 19);
+		// In the next window 50 went: the rate drops under that and stays there.
+		sendOver(pacer, 3800, 50);
+		pacer.readsPerSecond = 70 * BACK_OFF;
 		pacer.rateLimited(3800);
 		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
 		holdBack(pacer, 3900, 12_000);
 		expect(pacer.readsPerSecond).toBeCloseTo(50 * (1 - SLOW_GROWTH));
-		// A later 429 that saw more get through does not raise the remembered limit.
-		for (let i = 0; i < 80; i++) pacer.answered(12_100 + i * 10);
+		// A later 429 after more went does not raise the remembered limit.
+		sendOver(pacer, 12_950, 80);
+		pacer.readsPerSecond = 50 * (1 - SLOW_GROWTH);
 		pacer.rateLimited(12_950);
 		holdBack(pacer, 13_000, 20_000);
 		expect(pacer.readsPerSecond).toBeCloseTo(50 * (1 - SLOW_GROWTH));
@@ -85,7 +105,8 @@ describe('ReadPacer', () => {
 
 	it(`learns nothing from a 429 whose Retry-After is longer than ${LIMIT_TRUSTED_MS} ms: that limit is not counted per second`, () => {
 		const pacer = new ReadPacer();
-		for (let i = 0; i < 3; i++) pacer.answered(1000 + i * 10);
+		sendOver(pacer, 1100, 3);
+		pacer.readsPerSecond = START_RATE;
 		pacer.rateLimited(1100, 120_000);
 		expect(pacer.readsPerSecond).toBe(START_RATE);
 		pacer.rateLimited(1200, 1000);

@@ -1,48 +1,59 @@
 /**
  * A simulated n8n and API for the waiting policy (nodes/DocumentWorkflow/waiting/policy.ts):
- * simulated time, executions arriving and ending, runs of given lengths, events that name their
- * run or not, a read limit, one or more n8n processes (queue mode). It drives the real Policy
- * and ReadPacer the way the loop does, and counts requests and lateness, in milliseconds of CPU.
+ * simulated time, one-document executions (or batches) arriving and ending, runs of given
+ * lengths, run events that name their run or not, a read limit, one or more n8n processes
+ * (queue mode). It drives the real Policy and ReadPacer as the loop does (loop.ts: waits end
+ * after a sleep, a busy slice while anything is in flight) and counts every request.
  */
 import type { IDataObject } from 'n8n-workflow';
+import { DEFAULT_WAIT_SETTINGS } from '../../../../nodes/DocumentWorkflow/actions/waitOptions';
 import type { Run, Wait, WaitSettings } from '../../../../nodes/DocumentWorkflow/waiting/policy';
 import {
 	BUSY_SLICE_MS,
 	FINAL_STATUSES,
 	Policy,
+	timeLimitReached,
 } from '../../../../nodes/DocumentWorkflow/waiting/policy';
-import { DEFAULT_WAIT_SETTINGS } from '../../../../nodes/DocumentWorkflow/actions/waitOptions';
-import { ReadPacer } from '../../../../nodes/shared/transport/readPacer';
 import { PAUSE_SLICE_MS } from '../../../../nodes/shared/transport/cancellation';
+import { ReadPacer } from '../../../../nodes/shared/transport/readPacer';
 
 export interface Pattern {
 	/** One-document executions in flight at once, and in all (a new one starts as one ends). */
 	alive: number;
 	total: number;
-	/** Run length of the n-th execution (ms), from its submission. */
+	/** Run length of the n-th run of this pattern (ms, from its submission). */
 	lengthOf: (n: number) => number;
-	/** Whether run events name their run. */
-	named: boolean;
-	/** Documents per execution (a batch: one execution, `total` 1). */
+	/** How long the n-th run sits `queued` before it starts (part of its length). */
+	queuedOf?: (n: number) => number;
+	/** Documents per execution (a batch). */
 	batch?: number;
-	/** Waited on by id: ages unknown to the wait (Run → Wait for Completion after a Submit). */
+	/** Waited on by id (Run → Wait for Completion after a Submit): ages unknown to the wait. */
 	byId?: boolean;
-	/** The API's read limit, a fixed window of a second. */
+	/** The API workflow of the pattern's runs (default one for the whole simulation). */
+	workflowId?: string;
+	/** n8n starts executions one at a time at most this often (a real n8n took 7 to 14 s for 40). */
+	startSpacingMs?: number;
+	arrivalGapMs?: number;
+	settings?: Partial<WaitSettings>;
+	/** The n-th run's run.completed event is listed this long after it was created (committed late). */
+	eventDelayOf?: (n: number) => number;
+	/** Also list a run.completed event for the n-th run this long after its submission (too early). */
+	earlyEventOf?: (n: number) => number | undefined;
+}
+
+export interface SimulationOptions {
+	/** Whether run events name their run. */
+	named?: boolean;
+	/** The API's read limit, a fixed window of a second starting at the first read after the last. */
 	readLimit?: number;
-	/** n8n processes sharing the API key (queue mode: each its own policy and pacer); executions go round robin. */
+	/** n8n processes sharing the API key (queue mode: each its own policy and pacer). */
 	processes?: number;
 	/** Round trip of a request (ms). */
 	latencyMs?: number;
 	/** Between one execution's end and the next one's start in the same lane (n8n's own work). */
 	restartMs?: number;
-	arrivalGapMs?: number;
-	/** n8n starts executions one at a time at most this often (a real n8n took 7 to 14 s for 40). */
-	startSpacingMs?: number;
-	settings?: Partial<WaitSettings>;
-	/** Other clients' run events a second, which name no run of ours. */
-	foreignEventsPerSecond?: number;
-	/** Told of every request as it reaches the API. */
-	trace?: (at: number, kind: string, detail: string) => void;
+	/** Whether the key may read the event list (`events:read`). */
+	eventsReadable?: boolean;
 }
 
 export interface Figures {
@@ -56,294 +67,332 @@ export interface Figures {
 	rateLimited: number;
 	/** Per document: from its run's end to its output read, as a share of its run. */
 	late: number[];
-	/** When the last execution ended, and when the slowest run ended (ms). */
+	/** Per document: its age at each read of its status. */
+	readAges: number[][];
+	/** When the pattern's last execution ended, and when its slowest run ended (ms, simulated). */
 	endedAt: number;
 	floor: number;
+	startedAt: number;
+	/** Per execution: when it ended. */
+	executionEnds: number[];
 }
 
 interface SimRun {
 	id: string;
 	createdAt: number;
 	length: number;
+	queued: number;
 	workflowId: string;
 	outputReadAt?: number;
+	readAges: number[];
 }
 
-const uuid = (n: number, kind = 4) =>
-	`00000000-0000-${kind}000-8000-${n.toString(16).padStart(12, '0')}`;
+interface SimEvent extends IDataObject {
+	id: string;
+	createdAt: number;
+	visibleAt: number;
+	type: string;
+	data: IDataObject;
+}
 
-/** Runs a pattern to its end; every request counted. */
-export function simulate(pattern: Pattern): Figures {
-	const latency = pattern.latencyMs ?? 20;
-	const restart = pattern.restartMs ?? 30;
-	const settings: WaitSettings = {
-		...DEFAULT_WAIT_SETTINGS,
-		includeOutput: true,
-		...pattern.settings,
-	};
-	// A binary heap of timed callbacks, earliest first (ties in the order they were set).
-	const queue: Array<{ at: number; seq: number; fn: () => void }> = [];
-	const before = (a: (typeof queue)[number], b: (typeof queue)[number]) =>
-		a.at < b.at || (a.at === b.at && a.seq < b.seq);
-	let now = 0;
-	let seq = 0;
-	const at = (time: number, fn: () => void) => {
-		queue.push({ at: time, seq: seq++, fn });
+export const uuid = (n: number, kind = 4) =>
+	`00000000-0000-${kind}000-8000-${Math.round(n).toString(16).padStart(12, '0')}`;
+
+type Timed = { at: number; seq: number; fn: () => void };
+
+/** One simulated n8n (or several, in queue mode) and the API, on one simulated clock. */
+export class Simulation {
+	now = 0;
+	readonly processes: SimProcess[];
+	readonly runs = new Map<string, SimRun>();
+	readonly events: SimEvent[] = [];
+	readonly counts = { uploads: 0, status: 0, events: 0, outputs: 0, rateLimited: 0 };
+	private readonly queue: Timed[] = [];
+	private seq = 0;
+	private window = { start: -Infinity, count: 0 };
+	private runSeq = 0;
+	private eventSeq = 0;
+
+	constructor(readonly options: SimulationOptions = {}) {
+		this.processes = Array.from({ length: options.processes ?? 1 }, () => new SimProcess(this));
+	}
+
+	get latency(): number {
+		return this.options.latencyMs ?? 20;
+	}
+
+	at(time: number, fn: () => void): void {
+		const queue = this.queue;
+		queue.push({ at: time, seq: this.seq++, fn });
 		for (let i = queue.length - 1; i > 0; ) {
 			const parent = (i - 1) >> 1;
 			if (!before(queue[i], queue[parent])) break;
 			[queue[i], queue[parent]] = [queue[parent], queue[i]];
 			i = parent;
 		}
-	};
-	const pop = () => {
-		const top = queue[0];
-		const last = queue.pop()!;
-		if (queue.length > 0) {
-			queue[0] = last;
-			for (let i = 0; ; ) {
-				const [l, r] = [2 * i + 1, 2 * i + 2];
-				let best = i;
-				if (l < queue.length && before(queue[l], queue[best])) best = l;
-				if (r < queue.length && before(queue[r], queue[best])) best = r;
-				if (best === i) break;
-				[queue[i], queue[best]] = [queue[best], queue[i]];
-				i = best;
-			}
-		}
-		return top;
-	};
-	const counts = { uploads: 0, status: 0, events: 0, outputs: 0, rateLimited: 0 };
-	const runs = new Map<string, SimRun>();
-	const events: Array<{ id: string; createdAt: number; type: string; data: IDataObject }> = [];
-	let window = { start: -Infinity, count: 0 };
-	const workflowId = uuid(0, 5);
+	}
 
-	// The API: answers at the middle of the round trip.
-	const limited = (serverAt: number): number | undefined => {
-		if (!pattern.readLimit) return undefined;
-		if (serverAt >= window.start + 1000) window = { start: serverAt, count: 0 };
-		if (window.count >= pattern.readLimit)
-			return Math.max(1, Math.ceil((window.start + 1000 - serverAt) / 1000)) * 1000;
-		window.count++;
+	/** Runs a pattern to its end (time goes on from where the last ended); its figures. */
+	run(pattern: Pattern): Figures {
+		const startedAt = this.now;
+		const counts = { ...this.counts };
+		const made: SimRun[] = [];
+		const executionEnds: number[] = [];
+		const settings: WaitSettings = { ...DEFAULT_WAIT_SETTINGS, ...pattern.settings };
+		const batch = pattern.batch ?? 1;
+		const workflowId = pattern.workflowId ?? uuid(0, 5);
+		let [started, nextStartAt] = [0, startedAt];
+		const execution = (): void => {
+			if (started >= pattern.total) return;
+			if (this.now < nextStartAt) return this.at(nextStartAt, execution);
+			nextStartAt = this.now + (pattern.startSpacingMs ?? 0);
+			const n = started++;
+			const process = this.processes[n % this.processes.length];
+			const runs = Array.from({ length: batch }, (_, i) =>
+				this.createRun(pattern, n * batch + i, this.now + ((i + 1) * this.latency) / 2, workflowId),
+			);
+			made.push(...runs);
+			this.counts.uploads += batch;
+			// A batch's uploads one after another at half the round trip; the wait begins after the last.
+			this.at(this.now + ((batch + 1) * this.latency) / 2, () =>
+				process.wait(
+					runs.map((run, itemIndex) => ({
+						itemIndex,
+						runId: run.id,
+						workflowId: pattern.byId ? undefined : workflowId,
+						submittedAt: pattern.byId ? undefined : run.createdAt + this.latency / 2,
+					})),
+					settings,
+					() => {
+						executionEnds.push(this.now);
+						this.at(this.now + (this.options.restartMs ?? 30), execution);
+					},
+				),
+			);
+		};
+		for (let lane = 0; lane < Math.min(pattern.alive, pattern.total); lane++)
+			this.at(startedAt + lane * (pattern.arrivalGapMs ?? 25), execution);
+		while (this.queue.length > 0) {
+			const next = pop(this.queue);
+			this.now = next.at;
+			next.fn();
+			if (this.now > startedAt + 24 * 3_600_000) throw new Error('the simulation did not end');
+		}
+		const used = Object.fromEntries(
+			Object.entries(this.counts).map(([kind, count]) => [
+				kind,
+				count - counts[kind as keyof typeof counts],
+			]),
+		) as typeof counts;
+		const requests = used.uploads + used.status + used.events + used.outputs;
+		return {
+			documents: made.length,
+			requests,
+			perDocument: requests / made.length,
+			...used,
+			late: made.map(
+				(run) => ((run.outputReadAt ?? Infinity) - (run.createdAt + run.length)) / run.length,
+			),
+			readAges: made.map((run) => run.readAges),
+			endedAt: Math.max(...executionEnds),
+			floor: Math.max(...made.map((run) => run.createdAt + run.length)),
+			startedAt,
+			executionEnds,
+		};
+	}
+
+	/** A read at the API: answered, or refused by the read limit (its `Retry-After` in ms). */
+	limited(serverAt: number): number | undefined {
+		const limit = this.options.readLimit;
+		if (!limit) return undefined;
+		if (serverAt >= this.window.start + 1000) this.window = { start: serverAt, count: 0 };
+		if (this.window.count >= limit)
+			return Math.max(1, Math.ceil((this.window.start + 1000 - serverAt) / 1000)) * 1000;
+		this.window.count++;
 		return undefined;
-	};
-	const runBody = (run: SimRun, serverAt: number): IDataObject => {
+	}
+
+	runBody(run: SimRun, serverAt: number): IDataObject {
 		const done = serverAt >= run.createdAt + run.length;
+		const started = serverAt >= run.createdAt + run.queued;
 		return {
 			id: run.id,
 			workflowId: run.workflowId,
-			status: done ? 'completed' : 'running',
-			startedOn: new Date(run.createdAt).toISOString(),
+			status: done ? 'completed' : started ? 'running' : 'queued',
+			startedOn: started ? new Date(run.createdAt + run.queued).toISOString() : null,
 			completedOn: done ? new Date(run.createdAt + run.length).toISOString() : null,
 		};
-	};
-	// Event ids reflect creation time, as the API's do.
-	let eventSeq = 0;
-	const emit = (createdAt: number, type: string, data: IDataObject) =>
-		events.push({
-			id: uuid(Math.round(createdAt * 1000) * 1000 + (++eventSeq % 1000), 1),
-			createdAt,
-			type,
-			data,
-		});
-	const listPage = (serverAt: number, after: string | undefined, page: number | 'last') => {
-		const visible = events
-			.filter((event) => event.createdAt <= serverAt && (!after || event.id > after))
+	}
+
+	/** A page of the list after `after`, as the API lists it at `serverAt` (oldest first by id). */
+	listPage(serverAt: number, after: string | undefined, page: number | 'last') {
+		const visible = this.events
+			.filter((event) => event.visibleAt <= serverAt && (!after || event.id > after))
 			.sort((a, b) => (a.id < b.id ? -1 : 1));
 		const pages = Math.max(1, Math.ceil(visible.length / 100));
 		const index = page === 'last' ? pages : page;
 		return { pages, events: visible.slice((index - 1) * 100, index * 100) };
-	};
-	if (pattern.foreignEventsPerSecond)
-		for (let t = 0; t < 3_600_000; t += 1000 / pattern.foreignEventsPerSecond)
-			emit(t, 'run.completed', pattern.named ? { runId: uuid(1e9 + t, 4) } : {});
-
-	class Process {
-		readonly policy = new Policy();
-		readonly pacer = new ReadPacer();
-		gateUntil = 0;
-		running = false;
-		readonly executions = new Map<Wait, () => void>();
-		private inFlight = 0;
-
-		/** A read through the pacer and the rate-limit gate, retried after a 429; `answer` runs at the server. */
-		read<T>(
-			answer: (serverAt: number) => T,
-			done: (value: T) => void,
-			kind: keyof typeof counts,
-			label = '',
-		) {
-			const attempt = () => {
-				if (this.gateUntil > now) return at(this.gateUntil, attempt);
-				if (!this.pacer.trySend(now))
-					return at(Math.max(now + 1, this.pacer.nextSendAt), attempt);
-				counts[kind]++;
-				pattern.trace?.(now, kind, label);
-				const serverAt = now + latency / 2;
-				const retryAfter = limited(serverAt);
-				const value = retryAfter === undefined ? answer(serverAt) : undefined;
-				at(now + latency, () => {
-					if (retryAfter !== undefined) {
-						counts.rateLimited++;
-						if (this.gateUntil <= now) this.pacer.rateLimited(now, retryAfter);
-						this.gateUntil = Math.max(this.gateUntil, now + retryAfter);
-						return attempt();
-					}
-					this.pacer.answered(now);
-					done(value as T);
-				});
-			};
-			attempt();
-		}
-
-		check(run: Run) {
-			this.inFlight++;
-			const sim = runs.get(run.runId)!;
-			this.read(
-				(serverAt) => runBody(sim, serverAt),
-				(body) => {
-					const answered = (kind: 'pending' | 'done') => {
-						this.inFlight--;
-						const item = { json: body };
-						this.policy.answered(
-							run,
-							kind === 'done'
-								? { kind, run: body, outcome: { itemIndex: run.target.itemIndex, item } }
-								: { kind, run: body },
-							now,
-						);
-					};
-					pattern.trace?.(
-						now,
-						'answer',
-						`${run.target.itemIndex} age ${Math.round(now - sim.createdAt)} ${String(body.status)} ${run.named ? 'named' : ''}`,
-					);
-					if (!FINAL_STATUSES.includes(String(body.status))) return answered('pending');
-					if (!settings.includeOutput) return answered('done');
-					this.read(
-						(serverAt) => (sim.outputReadAt ??= serverAt),
-						() => answered('done'),
-						'outputs',
-					);
-				},
-				'status',
-				`${run.target.itemIndex}`,
-			);
-		}
-
-		readList() {
-			this.inFlight++;
-			const after = this.policy.listAfter;
-			this.read(
-				(serverAt) => listPage(serverAt, after, 1),
-				(first) => {
-					const finish = (last?: { events: IDataObject[] }) => {
-						this.inFlight--;
-						this.policy.listRead([...first.events, ...(last?.events ?? [])], now);
-					};
-					if (first.pages <= 1) return finish();
-					this.read((serverAt) => listPage(serverAt, after, 'last'), finish, 'events');
-				},
-				'events',
-			);
-		}
-
-		/** One turn of the loop: waits end right after a sleep, then the policy says what to send. */
-		turn() {
-			for (const [wait, ended] of this.executions)
-				if (wait.runs.every((run) => run.outcome) && wait.inFlight === 0) {
-					this.policy.waits.delete(wait);
-					this.executions.delete(wait);
-					ended();
-				}
-			if (this.executions.size === 0) return void (this.running = false);
-			const { checks, readList, wakeAt } = this.policy.next(now);
-			if (readList) this.readList();
-			for (const run of checks) this.check(run);
-			const sleep =
-				this.inFlight > 0
-					? BUSY_SLICE_MS
-					: Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - now));
-			at(now + sleep, () => this.turn());
-		}
-
-		wait(targets: Parameters<Policy['begin']>[0], ended: () => void) {
-			const wait = this.policy.begin(targets, settings, now);
-			this.executions.set(wait, ended);
-			if (!this.running) [this.running] = [true, this.turn()];
-		}
 	}
 
-	const processes = Array.from({ length: pattern.processes ?? 1 }, () => new Process());
-	let started = 0;
-	let endedAt = 0;
-	const batch = pattern.batch ?? 1;
-	let nextStartAt = 0;
-	const execution = (): void => {
-		if (started >= pattern.total) return;
-		if (now < nextStartAt) return at(nextStartAt, execution);
-		nextStartAt = now + (pattern.startSpacingMs ?? 0);
-		const n = started++;
-		const process = processes[n % processes.length];
-		const made: SimRun[] = [];
-		for (let i = 0; i < batch; i++) {
-			const index = n * batch + i;
-			const run: SimRun = {
-				id: uuid(index + 1),
-				createdAt: now + (i * latency) / 2 + latency / 2,
-				length: pattern.lengthOf(index),
-				workflowId,
-			};
-			runs.set(run.id, run);
-			made.push(run);
-			emit(run.createdAt, 'document.received', { documentId: uuid(index + 1, 3) });
-			emit(
-				run.createdAt + run.length,
-				'run.completed',
-				pattern.named ? { runId: run.id } : { workflowId },
+	/** An event; its id reflects its creation time, as the API's do. */
+	emit(createdAt: number, type: string, data: IDataObject, delay = 0): void {
+		const id = uuid(Math.round(createdAt * 1000) * 1000 + (++this.eventSeq % 1000), 1);
+		this.events.push({ id, createdAt, visibleAt: createdAt + delay, type, data });
+	}
+
+	private createRun(pattern: Pattern, n: number, createdAt: number, workflowId: string): SimRun {
+		const run: SimRun = {
+			id: uuid(++this.runSeq),
+			createdAt,
+			length: pattern.lengthOf(n),
+			queued: pattern.queuedOf?.(n) ?? 0,
+			workflowId,
+			readAges: [],
+		};
+		this.runs.set(run.id, run);
+		const names = (this.options.named ?? true) ? { runId: run.id } : { workflowId };
+		this.emit(createdAt, 'document.received', { documentId: uuid(this.runSeq, 3) });
+		this.emit(createdAt + run.length, 'run.completed', names, pattern.eventDelayOf?.(n));
+		const early = pattern.earlyEventOf?.(n);
+		if (early !== undefined) this.emit(createdAt + early, 'run.completed', names);
+		return run;
+	}
+}
+
+/** One n8n process: its policy, its pacer and rate-limit gate, and its loop. */
+export class SimProcess {
+	readonly policy = new Policy();
+	readonly pacer = new ReadPacer();
+	private gateUntil = 0;
+	private running = false;
+	private inFlight = 0;
+	private readonly executions = new Map<Wait, () => void>();
+
+	constructor(private readonly sim: Simulation) {}
+
+	wait(targets: Parameters<Policy['begin']>[0], settings: WaitSettings, ended: () => void): void {
+		const wait = this.policy.begin(targets, settings, this.sim.now);
+		this.executions.set(wait, ended);
+		if (!this.running) [this.running] = [true, this.turn()];
+	}
+
+	/** A read through the pacer and the rate-limit gate, sent again after a 429; `answer` runs at the API. */
+	private read<T>(
+		answer: (serverAt: number) => T,
+		done: (value: T) => void,
+		kind: 'status' | 'events' | 'outputs',
+	) {
+		const { sim } = this;
+		const attempt = (): void => {
+			if (this.gateUntil > sim.now) return sim.at(this.gateUntil, attempt);
+			if (!this.pacer.trySend(sim.now))
+				return sim.at(Math.max(sim.now + 1, this.pacer.nextSendAt), attempt);
+			sim.counts[kind]++;
+			const serverAt = sim.now + sim.latency / 2;
+			const retryAfter = sim.limited(serverAt);
+			const value = retryAfter === undefined ? answer(serverAt) : undefined;
+			sim.at(sim.now + sim.latency, () => {
+				if (retryAfter === undefined) return done(value as T);
+				sim.counts.rateLimited++;
+				if (this.gateUntil <= sim.now) this.pacer.rateLimited(sim.now, retryAfter);
+				this.gateUntil = Math.max(this.gateUntil, sim.now + retryAfter);
+				attempt();
+			});
+		};
+		attempt();
+	}
+
+	private check(run: Run): void {
+		const sim = this.sim.runs.get(run.runId)!;
+		this.inFlight++;
+		const answered = (body: IDataObject, kind: 'pending' | 'done') => {
+			this.inFlight--;
+			const outcome = { itemIndex: run.target.itemIndex, item: { json: body } };
+			this.policy.answered(
+				run,
+				kind === 'done' ? { kind, run: body, outcome } : { kind, run: body },
+				this.sim.now,
 			);
-		}
-		counts.uploads += batch;
-		// Uploads one after another at the round trip (a batch's are spread as the node sends them, concurrency aside).
-		at(now + (batch * latency) / 2 + latency / 2, () =>
-			process.wait(
-				made.map((run, itemIndex) => ({
-					itemIndex,
-					runId: run.id,
-					workflowId: pattern.byId ? undefined : workflowId,
-					submittedAt: pattern.byId ? undefined : run.createdAt + latency / 2,
-				})),
-				() => {
-					endedAt = now;
-					at(now + restart, execution);
-				},
-			),
+		};
+		this.read(
+			(serverAt) =>
+				[
+					sim.readAges.push(serverAt - sim.createdAt),
+					this.sim.runBody(sim, serverAt),
+				][1] as IDataObject,
+			(body) => {
+				if (!FINAL_STATUSES.includes(String(body.status))) return answered(body, 'pending');
+				if (!run.wait.settings.includeOutput) return answered(body, 'done');
+				this.read(
+					(serverAt) => (sim.outputReadAt ??= serverAt),
+					() => answered(body, 'done'),
+					'outputs',
+				);
+			},
+			'status',
 		);
-	};
-	for (let lane = 0; lane < Math.min(pattern.alive, pattern.total); lane++)
-		at(lane * (pattern.arrivalGapMs ?? 25), execution);
-
-	while (queue.length > 0) {
-		const next = pop();
-		now = next.at;
-		next.fn();
-		if (now > 24 * 3_600_000) throw new Error('the simulation did not end');
 	}
-	const all = [...runs.values()];
-	const documents = all.length;
-	const requests = counts.uploads + counts.status + counts.events + counts.outputs;
-	return {
-		documents,
-		requests,
-		perDocument: requests / documents,
-		...counts,
-		late: all.map(
-			(run) => ((run.outputReadAt ?? Infinity) - (run.createdAt + run.length)) / run.length,
-		),
-		endedAt,
-		floor: Math.max(...all.map((run) => run.createdAt + run.length)),
-	};
+
+	private readList(): void {
+		this.inFlight++;
+		const after = this.policy.listAfter;
+		const finish = (events: IDataObject[] | undefined) => {
+			this.inFlight--;
+			this.policy.listRead(events, this.sim.now);
+		};
+		if (this.sim.options.eventsReadable === false)
+			return void this.sim.at(this.sim.now + this.sim.latency, () => finish(undefined));
+		this.read(
+			(serverAt) => this.sim.listPage(serverAt, after, 1),
+			(first) => {
+				if (first.pages <= 1) return finish(first.events);
+				this.read(
+					(serverAt) => this.sim.listPage(serverAt, after, 'last'),
+					(last) => finish([...first.events, ...last.events]),
+					'events',
+				);
+			},
+			'events',
+		);
+	}
+
+	/** One turn of the loop: waits end right after a sleep, then the policy says what to send. */
+	private turn(): void {
+		const { sim } = this;
+		for (const [wait, ended] of this.executions) {
+			if (timeLimitReached(wait, sim.now) === 'passed')
+				for (const run of wait.runs) run.outcome ??= { itemIndex: 0, item: { json: {} } };
+			if (wait.runs.some((run) => !run.outcome) || wait.inFlight > 0) continue;
+			this.policy.waits.delete(wait);
+			this.executions.delete(wait);
+			ended();
+		}
+		if (this.executions.size === 0) return void (this.running = false);
+		const { checks, readList, wakeAt } = this.policy.next(sim.now);
+		if (readList) this.readList();
+		for (const run of checks) this.check(run);
+		const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - sim.now));
+		sim.at(sim.now + (this.inFlight > 0 ? BUSY_SLICE_MS : idle), () => this.turn());
+	}
+}
+
+const before = (a: Timed, b: Timed) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+
+/** Takes the earliest callback off a binary heap. */
+function pop(queue: Timed[]): Timed {
+	const top = queue[0];
+	const last = queue.pop()!;
+	if (queue.length === 0) return top;
+	queue[0] = last;
+	for (let i = 0; ; ) {
+		const [l, r] = [2 * i + 1, 2 * i + 2];
+		let best = i;
+		if (l < queue.length && before(queue[l], queue[best])) best = l;
+		if (r < queue.length && before(queue[r], queue[best])) best = r;
+		if (best === i) return top;
+		[queue[i], queue[best]] = [queue[best], queue[i]];
+		i = best;
+	}
 }
 
 /** The share below which `fraction` of the values lie. */
@@ -351,3 +400,7 @@ export function quantile(values: number[], fraction: number): number {
 	const sorted = [...values].sort((a, b) => a - b);
 	return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
 }
+
+/** Run lengths evenly from 5 s to 120 s, in the order the benchmark's executions get them. */
+export const spread = (count: number) => (n: number) =>
+	5000 + ((n * 7919) % count) * (115_000 / Math.max(1, count - 1));
