@@ -69,6 +69,19 @@ function kindOf(entry) {
 	return 'other';
 }
 
+/** The most runs in progress at once (n8n's queue may start the executions more slowly than they arrive). */
+function mostAlive(runs) {
+	const edges = runs.flatMap((run) => [
+		[Date.parse(run.startedOn ?? run.visibleOn), 1],
+		[Date.parse(run.completedOn), -1],
+	]);
+	edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+	let alive = 0;
+	let most = 0;
+	for (const [, step] of edges) most = Math.max(most, (alive += step));
+	return most;
+}
+
 const peakPerSecond = (entries) => {
 	const perSecond = new Map();
 	for (const entry of entries) {
@@ -149,6 +162,7 @@ async function measureQueueLimited({ tgz, sandbox, dir }) {
 	const rateLimited = entries.filter((entry) => entry.status === 429).length;
 	const reads = entries.filter((entry) => entry.method === 'GET');
 	const late = outputLateness(entries, runs);
+	const uploadTimes = entries.filter((e) => e.method === 'POST').map((e) => e.realTimeMs);
 	// Each run's worker, from its reference (`…@<execution id>`) and the workers' logs.
 	const workerOfRun = new Map();
 	for (const run of runs) {
@@ -194,7 +208,7 @@ async function measureQueueLimited({ tgz, sandbox, dir }) {
 			{
 				heading: `${EXECUTIONS} one-document executions, read limit ${READ_LIMIT} a second`,
 				text: [
-					`n8n ${e2e.versionInfo('2').version} in queue mode on this one machine (PostgreSQL, Redis, a main and two workers, each with the packed package in its own community-nodes folder, as on separate machines); each worker runs up to ${WORKER_CONCURRENCY} executions at once, so all ${EXECUTIONS} are alive together, as in the regular-mode \`limited\` row (n8n's default of 10 a worker would keep the reads far under the limit).`,
+					`n8n ${e2e.versionInfo('2').version} in queue mode on this one machine (PostgreSQL, Redis, a main and two workers, each with the packed package in its own community-nodes folder, as on separate machines); each worker runs up to ${WORKER_CONCURRENCY} executions at once, so all ${EXECUTIONS} may be alive together, as in the regular-mode \`limited\` row (n8n's default of 10 a worker would keep the reads far under the limit); how many runs were in progress at once, and how long n8n's queue took to start them all, is in the table.`,
 					`Each execution starts from a production webhook on the main (${ARRIVAL_GAP_MS} ms apart): Webhook → Code (the one file) → Document Workflow "Submit Document" with Wait for Completion and Include Output on, every other option at its default; a worker runs it.`,
 					`The API key's reads are limited to ${READ_LIMIT} a second (a 429 with Retry-After past it); every run takes ${s(RUN_MS)}; run events name their run. The workers started with nothing learned: each has its own watcher and read pacer in its own process, and nothing of either is shared between them.`,
 					`What it measures: whether two pacers that share one limit refuse each other. Each learns the limit from what the API let through before a 429; if each took the whole limit for itself, the two would send twice what the API allows and about half of their reads would be answered 429; if each made up for a refused read by reading again, the requests per document would grow.`,
@@ -210,6 +224,10 @@ async function measureQueueLimited({ tgz, sandbox, dir }) {
 							`${kinds.uploads} / ${kinds.status} / ${kinds.events} / ${kinds.output}${kinds.other ? ` / ${kinds.other} other` : ''}`,
 						],
 						['429 answers', `${rateLimited} (${pct(share429)})`],
+						[
+							'runs in progress at once, at most / first upload to the last',
+							`${mostAlive(runs)} / ${s(Math.max(...uploadTimes) - Math.min(...uploadTimes))}`,
+						],
 						['peak reads a second (both workers)', String(peakPerSecond(reads))],
 						[
 							'output read late: median / 90% within / worst',
