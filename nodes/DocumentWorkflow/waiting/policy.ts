@@ -162,8 +162,8 @@ export class Policy {
 		return wait;
 	}
 
-	/** What to do at `now`: the checks to send, whether to read the list, when to look again. */
-	next(now: number): { checks: Run[]; readList: boolean; wakeAt: number } {
+	/** What to do at `now`: the checks to send, a read of the list (its deadline), the next wake. */
+	next(now: number): { checks: Run[]; readListUntil?: number; wakeAt: number } {
 		const candidates = this.listCandidates();
 		const cold = candidates.filter((run) => this.lookBasis(run, now).share === COLD_SHARE);
 		this.coldSince = Math.min(...cold.map((run) => run.bornAt));
@@ -177,6 +177,8 @@ export class Policy {
 		let inFlight = waits.reduce((sum, wait) => sum + wait.inFlight, reading ? 1 : 0);
 		const readList = listAt <= now && inFlight < limit;
 		if (readList) [this.readingSince, inFlight] = [now, inFlight + 1];
+		// A hint older than the Longest Check Interval is of no use to any wait.
+		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
 		// From the first read on (it looks too, though it only finds where the list ends).
 		const looking = covering && (this.anchored || this.readingSince !== undefined);
 		const cover = new Set(looking ? candidates : []);
@@ -193,7 +195,8 @@ export class Policy {
 			inFlight++;
 		}
 		const later = due.filter(({ run }) => !run.checking).map(({ at }) => at);
-		return { checks, readList, wakeAt: Math.min(readList ? Infinity : listAt, ...later) };
+		const readListUntil = readList ? now + longest : undefined;
+		return { checks, readListUntil, wakeAt: Math.min(readList ? Infinity : listAt, ...later) };
 	}
 
 	/** A check's answer. */

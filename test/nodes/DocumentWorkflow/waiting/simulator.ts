@@ -384,8 +384,8 @@ export class SimProcess {
 			ended();
 		}
 		if (this.executions.size === 0) return void (this.running = false);
-		const { checks, readList, wakeAt } = this.policy.next(sim.now);
-		if (readList) this.readList();
+		const { checks, readListUntil, wakeAt } = this.policy.next(sim.now);
+		if (readListUntil !== undefined) this.readList();
 		for (const run of checks) this.check(run);
 		const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - sim.now));
 		sim.at(sim.now + (this.inFlight > 0 ? BUSY_SLICE_MS : idle), () => this.turn());
