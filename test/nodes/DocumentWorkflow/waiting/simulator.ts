@@ -70,8 +70,9 @@ export interface Figures {
 	rateLimited: number;
 	/** Per document: from its run's end to its output read, as a share of its run. */
 	late: number[];
-	/** Per document: its age at each read of its status. */
+	/** Per document: its age at each read of its status, and when it was created. */
 	readAges: number[][];
+	createdAt: number[];
 	/** When the pattern's last execution ended, and when its slowest run ended (ms, simulated). */
 	endedAt: number;
 	floor: number;
@@ -204,6 +205,7 @@ export class Simulation {
 				(run) => ((run.outputReadAt ?? Infinity) - (run.createdAt + run.length)) / run.length,
 			),
 			readAges: made.map((run) => run.readAges),
+			createdAt: made.map((run) => run.createdAt),
 			endedAt: Math.max(...executionEnds),
 			floor: Math.max(...made.map((run) => run.createdAt + run.length)),
 			startedAt,
@@ -332,7 +334,10 @@ export class SimProcess {
 					this.sim.runBody(sim, serverAt),
 				][1] as IDataObject,
 			(body) => {
-				if (!FINAL_STATUSES.includes(String(body.status))) return answered(body, 'pending');
+				// As check.ts: not final is pending, unless its Max Wait Time has come.
+				const limitAt = run.wait.maxWaitEndsAt ?? Infinity;
+				if (!FINAL_STATUSES.includes(String(body.status)))
+					return answered(body, this.sim.now >= limitAt ? 'done' : 'pending');
 				if (!run.wait.settings.includeOutput) {
 					sim.outputReadAt ??= this.sim.now - this.sim.latency / 2;
 					return answered(body, 'done');
