@@ -68,8 +68,8 @@ export class Watcher {
 			if (this.executions.size === 0) break;
 			if (this.read && Date.now() >= this.read.deadline) this.read.controller.abort();
 			const now = Date.now();
-			const { checks, readList, wakeAt } = this.policy.next(now);
-			if (readList) void this.readList(now);
+			const { checks, readListUntil, wakeAt } = this.policy.next(now);
+			if (readListUntil !== undefined) void this.readList(now, readListUntil);
 			for (const run of checks) void this.check(run);
 			const busy = this.read || [...this.executions.keys()].some((wait) => wait.inFlight > 0);
 			const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - Date.now()));
@@ -117,15 +117,12 @@ export class Watcher {
 	}
 
 	/** One read of the list for every wait, with one of their contexts made to end with the read. */
-	private async readList(now: number): Promise<void> {
+	private async readList(now: number, deadline: number): Promise<void> {
 		const [first] = this.executions.values();
-		// Its deadline: a hint older than the Longest Check Interval is no use to any wait.
-		const waits = [...this.executions.keys()];
-		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
-		const read = (this.read = { controller: new AbortController(), deadline: now + longest });
+		const read = (this.read = { controller: new AbortController(), deadline });
 		const { signal } = read.controller;
 		const ctx = contextEndingWith(first.ctx, signal);
-		const limits = { retry: { deadline: read.deadline }, timeoutMs: longest, signal };
+		const limits = { retry: { deadline }, timeoutMs: deadline - now, signal };
 		const after = this.policy.listAfter;
 		let events: IDataObject[] | undefined;
 		try {

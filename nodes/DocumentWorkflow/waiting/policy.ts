@@ -10,9 +10,9 @@ import { KEYS_KEPT } from '../../shared/transport/rateLimits';
 
 export const PROBE_SHARE = 0.08;
 export const RUN_SHARE = 0.2;
+export const LIST_SHARE = 0.18;
 export const COLD_SHARE = 0.1;
 export const PROBES = 8;
-export const ONE_LENGTH = 1.2;
 export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
 export const ANSWER_MS = 50;
@@ -108,6 +108,9 @@ export function timeLimitReached(wait: Wait, now: number): 'no' | 'reached' | 'p
 	return now < wait.maxWaitEndsAt + wait.settings.initialPollIntervalMs ? 'reached' : 'passed';
 }
 
+/** Runs within a run's share of one another are of one length: read at one's, all are on time. */
+export const ONE_LENGTH = 1 + RUN_SHARE;
+
 const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 /** The UUIDs anywhere in an event's `data` (the spec does not show what it holds). */
 const idsIn = (data: unknown) => (JSON.stringify(data ?? null).match(UUIDS) ?? []).map(lower);
@@ -159,8 +162,8 @@ export class Policy {
 		return wait;
 	}
 
-	/** What to do at `now`: the checks to send, whether to read the list, when to look again. */
-	next(now: number): { checks: Run[]; readList: boolean; wakeAt: number } {
+	/** What to do at `now`: the checks to send, a read of the list (its deadline), the next wake. */
+	next(now: number): { checks: Run[]; readListUntil?: number; wakeAt: number } {
 		const candidates = this.listCandidates();
 		const cold = candidates.filter((run) => this.lookBasis(run, now).share === COLD_SHARE);
 		this.coldSince = Math.min(...cold.map((run) => run.bornAt));
@@ -174,7 +177,11 @@ export class Policy {
 		let inFlight = waits.reduce((sum, wait) => sum + wait.inFlight, reading ? 1 : 0);
 		const readList = listAt <= now && inFlight < limit;
 		if (readList) [this.readingSince, inFlight] = [now, inFlight + 1];
-		const cover = new Set(covering && this.anchored ? candidates : []);
+		// A hint older than the Longest Check Interval is of no use to any wait.
+		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
+		// From the first read on (it looks too, though it only finds where the list ends).
+		const looking = covering && (this.anchored || this.readingSince !== undefined);
+		const cover = new Set(looking ? candidates : []);
 		const runs = waits.flatMap(pendingRuns);
 		const due = runs.map((run) => ({ run, at: this.dueOf(run, cover, now) }));
 		const checks: Run[] = [];
@@ -188,7 +195,8 @@ export class Policy {
 			inFlight++;
 		}
 		const later = due.filter(({ run }) => !run.checking).map(({ at }) => at);
-		return { checks, readList, wakeAt: Math.min(readList ? Infinity : listAt, ...later) };
+		const readListUntil = readList ? now + longest : undefined;
+		return { checks, readListUntil, wakeAt: Math.min(readList ? Infinity : listAt, ...later) };
 	}
 
 	/** A check's answer. */
@@ -272,11 +280,12 @@ export class Policy {
 		return kept && { ...kept, shortest: local(kept.shortest), longest: local(kept.longest) };
 	}
 
-	/** The gap after a look at this age: its share less an answer's time, within the intervals. */
-	private gap(wait: Wait, age: number, share: number): number {
+	/** The gap after a look at this age: its share less the answers after it, within intervals. */
+	private gap(wait: Wait, age: number, share: number, answers = 1): number {
 		const { initialPollIntervalMs, maxPollIntervalMs } = wait.settings;
-		const shortest = RUN_SHARE * initialPollIntervalMs;
-		return Math.min(maxPollIntervalMs, Math.max(shortest, share * age - ANSWER_MS));
+		// Never closer than a one-run wait's first gap, and the time its answer takes.
+		const shortest = RUN_SHARE * initialPollIntervalMs + ANSWER_MS;
+		return Math.min(maxPollIntervalMs, Math.max(shortest, share * age - answers * ANSWER_MS));
 	}
 
 	/** Runs of one-run waits the list may stand in for: not named, not 404, of no known length. */
@@ -297,7 +306,7 @@ export class Policy {
 		const known = this.lengthsOf(run.lastAnswer?.workflowId ?? run.target.workflowId);
 		const earliest = known?.shortest ?? run.wait.settings.initialPollIntervalMs;
 		if (!run.cold || (known && now - run.bornAt > ONE_LENGTH * known.longest))
-			return { bornAt: run.bornAt, earliest, share: RUN_SHARE };
+			return { bornAt: run.bornAt, earliest, share: LIST_SHARE };
 		return { bornAt: Math.min(run.bornAt, this.coldSince), earliest, share: COLD_SHARE };
 	}
 
@@ -307,7 +316,8 @@ export class Policy {
 		let at = Infinity;
 		for (const run of candidates) {
 			const { bornAt, earliest, share } = this.lookBasis(run, now);
-			const gap = this.gap(run.wait, Math.max(earliest, this.readFrom - bornAt), share);
+			// A look through the list: its own answer, then the run's.
+			const gap = this.gap(run.wait, Math.max(earliest, this.readFrom - bornAt), share, 2);
 			at = Math.min(at, Math.max(bornAt + earliest, this.readFrom + gap));
 		}
 		return at;
@@ -316,7 +326,8 @@ export class Policy {
 	/** When the run's check is due (Infinity while it is checked or waits for its round's sweep). */
 	private dueOf(run: Run, cover: Set<Run>, now: number): number {
 		const { wait } = run;
-		let due = run.checking ? Infinity : (run.soonAt ?? run.dueAt);
+		if (run.checking) return Infinity;
+		let due = run.soonAt ?? run.dueAt;
 		if (run.soonAt === undefined && wait.rotating && run.role === 'probe') {
 			// The probe read longest ago goes next, at the rotation's time, unless lined up earlier.
 			const turn = Math.max(wait.rotationAt ?? now, run.bornAt + run.firstAge);
@@ -390,14 +401,13 @@ export class Policy {
 	}
 
 	/** Once nothing of a round is left to check, the runs still pending start the next: its probes
-	 * spread over them (all of a small round), checked in turn if more than PROBES. */
+	 * the middles of equal parts of them (all, if few), checked in turn if more than PROBES. */
 	private nextRound(wait: Wait, now: number): void {
 		const pool = pendingRuns(wait).sort(byAge);
 		if (pool.length === 0 || pool.some((run) => run.role !== 'later')) return;
 		for (const run of pool) run.role = 'waiting';
 		[wait.rotating, wait.rotationAt] = [pool.length > PROBES, now];
 		const count = Math.min(PROBES, pool.length);
-		// The middle of each of `count` equal parts.
 		const middle = (part: number) => Math.floor(((2 * part + 1) * pool.length) / (2 * count));
 		const picks = new Set(Array.from({ length: count }, (_, part) => middle(part)));
 		wait.probes = pool.filter((_, index) => picks.has(index));

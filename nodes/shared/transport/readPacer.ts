@@ -1,7 +1,7 @@
 /**
  * How fast reads may go under the API's read rate limit: one pacer per API key in this n8n
  * process, shared by every read of every node (the plan's read limit is one limit). Pure but for
- * the registry; the caller passes `now`. What each value trades: ../../DocumentWorkflow/waiting.
+ * the registry; the caller passes `now`. What each value trades: DocumentWorkflow/waiting/README.
  */
 import { LruMap } from '../lruMap';
 import { KEYS_KEPT } from './rateLimits';
@@ -55,10 +55,10 @@ export class ReadPacer {
 		// What this process sent in the last second, not what came back: under load answers come late,
 		// and a count of them would sink the rate far under the limit.
 		while (this.sentAt[0] < now - SECOND_MS) this.sentAt.shift();
-		const sent = Math.max(1, this.sentAt.length);
-		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, sent) * BACK_OFF);
 		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : 0;
-		this.limit = { perSecond: trusted ? Math.min(trusted, sent) : sent, at: now };
+		const limit = Math.min(trusted || Infinity, Math.max(1, this.sentAt.length));
+		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit) * BACK_OFF);
+		this.limit = { perSecond: limit, at: now };
 	}
 }
 

@@ -19,10 +19,12 @@ function holdBack(pacer: ReadPacer, from: number, to: number): number {
 	return sent;
 }
 
-/** `count` reads sent evenly over the second before `at` (the pacer let them through). */
-function sendOver(pacer: ReadPacer, at: number, count: number): void {
-	pacer.readsPerSecond = Infinity;
-	for (let i = 0; i < count; i++) pacer.trySend(at - 1000 + ((i + 0.5) * 1000) / count);
+/** `count` reads went at the pace over the second before `at`, and one more waits for its turn. */
+function heldOver(pacer: ReadPacer, at: number, count: number): void {
+	pacer.readsPerSecond = count;
+	for (let i = 0; i < count; i++) expect(pacer.trySend(at - 1000 + (i * 1000) / count)).toBe(true);
+	pacer.nextSendAt = at;
+	expect(pacer.trySend(at - 1)).toBe(false);
 }
 
 describe('ReadPacer', () => {
@@ -48,8 +50,7 @@ describe('ReadPacer', () => {
 
 	it('after a 429 stays just under what it sent in the second before, instead of running into the limit again', () => {
 		const pacer = new ReadPacer();
-		sendOver(pacer, 1500, 50);
-		pacer.readsPerSecond = 200;
+		heldOver(pacer, 1500, 50);
 		pacer.rateLimited(1500);
 		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
 		// Held back for 10 s: it grows by SLOW_GROWTH a second, but not past a step under the 50 sent.
@@ -62,18 +63,16 @@ describe('ReadPacer', () => {
 
 	it('learns from what it sent, not from what came back: answers that come late under load do not sink the rate', () => {
 		const pacer = new ReadPacer();
-		// 60 reads sent in the last second, of which (say) only 5 were answered yet: the limit is
-		// about what was sent, and the pace stays near it, not at a few reads a second.
-		sendOver(pacer, 2000, 60);
-		pacer.readsPerSecond = START_RATE;
+		// 60 reads went in the last second, of which (say) only 5 came back yet: the limit is about
+		// what went, and the pace stays near it, not at a few reads a second.
+		heldOver(pacer, 2000, 60);
 		pacer.rateLimited(2000);
-		expect(pacer.readsPerSecond).toBe(60 * BACK_OFF);
+		expect(pacer.readsPerSecond).toBeCloseTo(60 * BACK_OFF, 0);
 	});
 
 	it('grows slowly after a 429: by SLOW_GROWTH after a second held back, not twice as fast', () => {
 		const pacer = new ReadPacer();
-		sendOver(pacer, 1500, 50);
-		pacer.readsPerSecond = 200;
+		heldOver(pacer, 1500, 50);
 		pacer.rateLimited(1500);
 		holdBack(pacer, 1600, 2598);
 		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
@@ -84,33 +83,29 @@ describe('ReadPacer', () => {
 	it('a second 429 soon after the first lowers the limit it remembers, never raises it', () => {
 		const pacer = new ReadPacer();
 		// The first second spanned two of the API's windows: 70 went.
-		sendOver(pacer, 1700, 70);
-		pacer.readsPerSecond = 200;
+		heldOver(pacer, 1700, 70);
 		pacer.rateLimited(1700);
-		expect(pacer.readsPerSecond).toBe(70 * BACK_OFF);
-		// In the next window 50 went: the rate drops under that and stays there.
-		sendOver(pacer, 3800, 50);
-		pacer.readsPerSecond = 70 * BACK_OFF;
+		// In the next window 50 went: the remembered limit drops to that.
+		heldOver(pacer, 3800, 50);
 		pacer.rateLimited(3800);
-		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
+		expect(pacer.readsPerSecond).toBeCloseTo(50 * BACK_OFF, 0);
 		holdBack(pacer, 3900, 12_000);
-		expect(pacer.readsPerSecond).toBeCloseTo(50 * (1 - SLOW_GROWTH));
-		// A later 429 after more went does not raise the remembered limit.
-		sendOver(pacer, 12_950, 80);
-		pacer.readsPerSecond = 50 * (1 - SLOW_GROWTH);
-		pacer.rateLimited(12_950);
-		holdBack(pacer, 13_000, 20_000);
-		expect(pacer.readsPerSecond).toBeCloseTo(50 * (1 - SLOW_GROWTH));
+		expect(pacer.readsPerSecond).toBeCloseTo(50 * (1 - SLOW_GROWTH), 0);
+		// A later 429 (more may have gone meanwhile) never raises the remembered limit.
+		heldOver(pacer, 13_100, 60);
+		pacer.rateLimited(13_100);
+		holdBack(pacer, 13_200, 20_000);
+		expect(pacer.readsPerSecond).toBeLessThanOrEqual(50 * (1 - SLOW_GROWTH));
 	});
 
 	it(`learns nothing from a 429 whose Retry-After is longer than ${LIMIT_TRUSTED_MS} ms: that limit is not counted per second`, () => {
 		const pacer = new ReadPacer();
-		sendOver(pacer, 1100, 3);
-		pacer.readsPerSecond = START_RATE;
+		heldOver(pacer, 1100, 3);
 		pacer.rateLimited(1100, 120_000);
-		expect(pacer.readsPerSecond).toBe(START_RATE);
-		pacer.rateLimited(1200, 1000);
-		expect(pacer.readsPerSecond).toBeLessThan(START_RATE);
+		expect(pacer.readsPerSecond).toBe(3);
+		heldOver(pacer, 2200, 3);
+		pacer.rateLimited(2200, 1000);
+		expect(pacer.readsPerSecond).toBeLessThan(3);
 	});
 });
 

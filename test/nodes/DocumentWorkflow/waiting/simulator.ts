@@ -54,6 +54,9 @@ export interface SimulationOptions {
 	restartMs?: number;
 	/** Whether the key may read the event list (`events:read`). */
 	eventsReadable?: boolean;
+	/** Round trips vary by up to this share of `latencyMs` either way (seeded: the same each run). */
+	jitter?: number;
+	seed?: number;
 }
 
 export interface Figures {
@@ -67,8 +70,9 @@ export interface Figures {
 	rateLimited: number;
 	/** Per document: from its run's end to its output read, as a share of its run. */
 	late: number[];
-	/** Per document: its age at each read of its status. */
+	/** Per document: its age at each read of its status, and when it was created. */
 	readAges: number[][];
+	createdAt: number[];
 	/** When the pattern's last execution ended, and when its slowest run ended (ms, simulated). */
 	endedAt: number;
 	floor: number;
@@ -83,6 +87,7 @@ interface SimRun {
 	length: number;
 	queued: number;
 	workflowId: string;
+	/** When its output was read (or, without Include Output, its run seen final). */
 	outputReadAt?: number;
 	readAges: number[];
 }
@@ -117,8 +122,14 @@ export class Simulation {
 		this.processes = Array.from({ length: options.processes ?? 1 }, () => new SimProcess(this));
 	}
 
+	private random = 0;
+
+	/** A round trip: `latencyMs`, varied by `jitter` (a small linear congruential generator). */
 	get latency(): number {
-		return this.options.latencyMs ?? 20;
+		const base = this.options.latencyMs ?? 20;
+		if (!this.options.jitter) return base;
+		this.random = (this.random * 1103515245 + 12345 + (this.options.seed ?? 1)) % 2147483648;
+		return base * (1 + this.options.jitter * ((2 * this.random) / 2147483648 - 1));
 	}
 
 	at(time: number, fn: () => void): void {
@@ -194,6 +205,7 @@ export class Simulation {
 				(run) => ((run.outputReadAt ?? Infinity) - (run.createdAt + run.length)) / run.length,
 			),
 			readAges: made.map((run) => run.readAges),
+			createdAt: made.map((run) => run.createdAt),
 			endedAt: Math.max(...executionEnds),
 			floor: Math.max(...made.map((run) => run.createdAt + run.length)),
 			startedAt,
@@ -288,10 +300,11 @@ export class SimProcess {
 			if (!this.pacer.trySend(sim.now))
 				return sim.at(Math.max(sim.now + 1, this.pacer.nextSendAt), attempt);
 			sim.counts[kind]++;
-			const serverAt = sim.now + sim.latency / 2;
+			const roundTrip = sim.latency;
+			const serverAt = sim.now + roundTrip / 2;
 			const retryAfter = sim.limited(serverAt);
 			const value = retryAfter === undefined ? answer(serverAt) : undefined;
-			sim.at(sim.now + sim.latency, () => {
+			sim.at(sim.now + roundTrip, () => {
 				if (retryAfter === undefined) return done(value as T);
 				sim.counts.rateLimited++;
 				if (this.gateUntil <= sim.now) this.pacer.rateLimited(sim.now, retryAfter);
@@ -321,8 +334,14 @@ export class SimProcess {
 					this.sim.runBody(sim, serverAt),
 				][1] as IDataObject,
 			(body) => {
-				if (!FINAL_STATUSES.includes(String(body.status))) return answered(body, 'pending');
-				if (!run.wait.settings.includeOutput) return answered(body, 'done');
+				// As check.ts: not final is pending, unless its Max Wait Time has come.
+				const limitAt = run.wait.maxWaitEndsAt ?? Infinity;
+				if (!FINAL_STATUSES.includes(String(body.status)))
+					return answered(body, this.sim.now >= limitAt ? 'done' : 'pending');
+				if (!run.wait.settings.includeOutput) {
+					sim.outputReadAt ??= this.sim.now - this.sim.latency / 2;
+					return answered(body, 'done');
+				}
 				this.read(
 					(serverAt) => (sim.outputReadAt ??= serverAt),
 					() => answered(body, 'done'),
@@ -340,8 +359,10 @@ export class SimProcess {
 			this.inFlight--;
 			this.policy.listRead(events, this.sim.now);
 		};
-		if (this.sim.options.eventsReadable === false)
+		if (this.sim.options.eventsReadable === false) {
+			this.sim.counts.events++;
 			return void this.sim.at(this.sim.now + this.sim.latency, () => finish(undefined));
+		}
 		this.read(
 			(serverAt) => this.sim.listPage(serverAt, after, 1),
 			(first) => {
@@ -368,8 +389,8 @@ export class SimProcess {
 			ended();
 		}
 		if (this.executions.size === 0) return void (this.running = false);
-		const { checks, readList, wakeAt } = this.policy.next(sim.now);
-		if (readList) this.readList();
+		const { checks, readListUntil, wakeAt } = this.policy.next(sim.now);
+		if (readListUntil !== undefined) this.readList();
 		for (const run of checks) this.check(run);
 		const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - sim.now));
 		sim.at(sim.now + (this.inFlight > 0 ? BUSY_SLICE_MS : idle), () => this.turn());
