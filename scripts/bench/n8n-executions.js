@@ -532,7 +532,7 @@ function coldSections() {
 			heading: 'Cold rows: an n8n process that has learned nothing',
 			text: [
 				"Before each cold row n8n is stopped and started again (unless nothing has run in it yet), so the row's executions are the first of an n8n process: nothing learned in memory (run lengths, whether events name their run, the read pace), no JIT warmth in n8n or in the node.",
-				"The row's executions all start at once (25 ms apart), alone in n8n; each has the row's own API key, so the sandbox's request log holds exactly their requests.",
+				"The row's executions all start at once (25 ms apart), alone in n8n; the row has its own API key, so the sandbox's request log holds exactly its executions' requests.",
 				'The warm rows above measure what later executions cost once earlier ones taught the watcher; these measure what the first ones cost, which every n8n restart, deployment and new worker pays again.',
 				`Goals: the issue's requests per document, at least ${MOST_PART * 100}% of outputs read within a tenth of their run after it ended (a fifth where run lengths vary), all within a fifth.`,
 			].join(' '),
