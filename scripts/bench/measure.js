@@ -19,7 +19,8 @@ const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** di
 /**
  * For each final run: from its completedOn to the first successful GET /runs/{id}/output for
  * it, both on the sandbox's clock, in ms and as a share of the run's length (completedOn −
- * startedOn). `unread`: runs whose output was never read.
+ * startedOn). `unread`: runs whose output was never read. `lateShares`: every read run's share,
+ * for goals on how many outputs came within a bound (withinShare).
  */
 function outputLateness(entries, runs) {
 	const firstRead = new Map();
@@ -62,7 +63,18 @@ function outputLateness(entries, runs) {
 		lateWorstMs: ms.length ? Math.max(...ms) : NaN,
 		lateMedianShare: share.length ? median(share) : NaN,
 		lateWorstShare: share.length ? Math.max(...share) : NaN,
+		lateShares: share,
 	};
 }
 
-module.exports = { median, round, outputLateness, pathOf };
+/** How many of `documents` outputs were read within `bound` (a share of their run) after it ended; unread ones are not. */
+const withinShare = (lateShares, bound) => lateShares.filter((share) => share <= bound).length;
+
+/** The smallest share that `part` (0.9: 90%) of `documents` outputs were read within; Infinity when fewer were read. */
+function shareReachedBy(lateShares, documents, part) {
+	const needed = Math.ceil(part * documents);
+	const sorted = [...lateShares].sort((a, b) => a - b);
+	return needed <= sorted.length ? sorted[needed - 1] : Infinity;
+}
+
+module.exports = { median, round, outputLateness, pathOf, shareReachedBy, withinShare };

@@ -169,9 +169,16 @@ function diyLoopWorkflow({
 /**
  * One document per execution with this package: Webhook → Code (the file) → Document Workflow
  * "Submit Document" with Wait for Completion and Include Output on, every other option at its
- * default. The webhook answers with the node's item once the execution ends.
+ * default. The webhook answers with the node's item once the execution ends. `reference`: the
+ * document's reference (an expression; default the webhook body's).
  */
-function nodeWebhookWorkflow({ id, path, workflowId, credential }) {
+function nodeWebhookWorkflow({
+	id,
+	path,
+	workflowId,
+	credential,
+	reference = '={{ $json.reference }}',
+}) {
 	const nodes = [
 		webhookNode(path),
 		node('Files', 'n8n-nodes-base.code', 2, { jsCode: webhookFileCode }, [200, 0]),
@@ -184,7 +191,7 @@ function nodeWebhookWorkflow({ id, path, workflowId, credential }) {
 				operation: 'trigger',
 				workflowId,
 				binaryPropertyName: 'data',
-				reference: '={{ $json.reference }}',
+				reference,
 				waitForCompletion: true,
 				options: { includeOutput: true },
 			},

@@ -6,13 +6,14 @@
  * Same machine, same PostgreSQL/Redis setup, same workflow (production webhook -> Code -> Document
  * Workflow submit-and-wait -> summary), default node settings.
  *
- *   node scripts/e2e/queue-bench.js [--repeat 3] [--skip-build]
+ *   node scripts/e2e/queue-bench.js [--repeat 3] [--skip-build] [--only compare|limited]
  *
  * Shapes measured (wall time from the first webhook call to the last answer):
  *   - 20 executions x 10 documents, called concurrently (work arriving as separate executions);
  *   - 1 execution x 200 documents (one execution always runs on one worker).
- * Not part of the tests. Writes .bench-results/queue/queue.json and renders it with
- * scripts/bench/report.js into docs/benchmarks-queue.md (commit, date, machine included).
+ * Then 200 one-document executions on a main and two workers under a 50/s read limit
+ * (scripts/bench/queue-limited.js). Not part of the tests. Writes .bench-results/queue/*.json and
+ * renders them with scripts/bench/report.js into docs/benchmarks-queue.md (commit, date, machine included).
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -22,9 +23,11 @@ const e2e = require('./n8n');
 const sbx = require('./sandbox');
 const queue = require('./queue');
 const { batchWorkflow } = require('../../test/e2e-queue/workflows');
+const { measureQueueLimited } = require('../bench/queue-limited');
 
 const args = process.argv.slice(2);
 const REPEAT = Number(args[args.indexOf('--repeat') + 1]) || (args.includes('--repeat') ? 3 : 3);
+const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const DIR = path.join(e2e.CACHE, 'queue-bench');
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -141,31 +144,66 @@ async function measure(label, { workers, env }, sandbox, flow, tgz) {
 		n8n: e2e.versionInfo('2').version,
 		repeat: REPEAT,
 	};
-	try {
-		const flow = await sandbox.control.createWorkflow({
-			name: 'Bench (3 s runs)',
-			triggerFormats: ['pdf'],
-			script: [
-				{ status: 'queued', ms: 100 },
-				{ status: 'running', ms: 2900 },
-				{ status: 'completed' },
-			],
-		});
-		out.single = await measure(
-			'single',
-			{
-				workers: 0,
-				env: { EXECUTIONS_MODE: 'regular', OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'false' },
-			},
-			sandbox,
-			flow,
-			tgz,
+	// Only this run's suites are rendered: results of an earlier run (another commit) go first.
+	const resultsDir = path.join(__dirname, '..', '..', '.bench-results', 'queue');
+	fs.rmSync(resultsDir, { recursive: true, force: true });
+	fs.mkdirSync(resultsDir, { recursive: true });
+	const writeSuite = (results) =>
+		fs.writeFileSync(
+			path.join(resultsDir, `${results.suite}.json`),
+			`${JSON.stringify(results, null, 2)}\n`,
 		);
-		out.queue = await measure('queue', { workers: 2 }, sandbox, flow, tgz);
+	try {
+		if (ONLY !== 'limited') await compare(sandbox, tgz, out);
+		if (ONLY !== 'compare')
+			writeSuite(await measureQueueLimited({ tgz, sandbox, dir: path.join(DIR, 'limited') }));
 	} finally {
 		await sandbox.stop();
 		await queue.stopEverything();
 	}
+	if (out.single) writeCompare(out, writeSuite);
+	const report = spawnSync(
+		process.execPath,
+		[
+			path.join(__dirname, '..', 'bench', 'report.js'),
+			'--results',
+			resultsDir,
+			'--out',
+			path.join(__dirname, '..', '..', 'docs', 'benchmarks-queue.md'),
+		],
+		{ stdio: 'inherit' },
+	);
+	if (report.status !== 0) process.exitCode = report.status ?? 1;
+})().catch((error) => {
+	console.error(error);
+	process.exitCode = 1;
+});
+
+/** One n8n process vs a main and two workers, on the batch shapes. */
+async function compare(sandbox, tgz, out) {
+	const flow = await sandbox.control.createWorkflow({
+		name: 'Bench (3 s runs)',
+		triggerFormats: ['pdf'],
+		script: [
+			{ status: 'queued', ms: 100 },
+			{ status: 'running', ms: 2900 },
+			{ status: 'completed' },
+		],
+	});
+	out.single = await measure(
+		'single',
+		{
+			workers: 0,
+			env: { EXECUTIONS_MODE: 'regular', OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'false' },
+		},
+		sandbox,
+		flow,
+		tgz,
+	);
+	out.queue = await measure('queue', { workers: 2 }, sandbox, flow, tgz);
+}
+
+function writeCompare(out, writeSuite) {
 	fs.mkdirSync(DIR, { recursive: true });
 	fs.writeFileSync(path.join(DIR, 'results.json'), JSON.stringify(out, null, 2));
 	const s = (x) => `${(x / 1000).toFixed(1)} s`;
@@ -201,22 +239,5 @@ async function measure(label, { workers, env }, sandbox, flow, tgz) {
 		],
 		goals: [],
 	};
-	const resultsDir = path.join(__dirname, '..', '..', '.bench-results', 'queue');
-	fs.mkdirSync(resultsDir, { recursive: true });
-	fs.writeFileSync(path.join(resultsDir, 'queue.json'), `${JSON.stringify(results, null, 2)}\n`);
-	const report = spawnSync(
-		process.execPath,
-		[
-			path.join(__dirname, '..', 'bench', 'report.js'),
-			'--results',
-			resultsDir,
-			'--out',
-			path.join(__dirname, '..', '..', 'docs', 'benchmarks-queue.md'),
-		],
-		{ stdio: 'inherit' },
-	);
-	if (report.status !== 0) process.exitCode = report.status ?? 1;
-})().catch((error) => {
-	console.error(error);
-	process.exitCode = 1;
-});
+	writeSuite(results);
+}

@@ -5,8 +5,8 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import type { WaitSettings, WaitTarget } from '../helpers/runCheck';
-import { waitForRuns } from '../helpers/runWatcher';
+import { waitForRuns } from '../waiting/loop';
+import type { WaitSettings, WaitTarget } from '../waiting/policy';
 import { errorItem, withItemIndex } from './forEachItem';
 
 /**
@@ -170,8 +170,8 @@ export const DEFAULT_WAIT_SETTINGS: WaitSettings = {
 	onFailed: fieldDefault<'error' | 'item'>('onFailed'),
 	onTimeLimit: fieldDefault<'error' | 'item'>('onTimeLimit'),
 	concurrency: fieldDefault<number>('concurrency'),
-	initialIntervalMs: fieldDefault<number>('initialPollIntervalSeconds') * 1000,
-	maxIntervalMs: fieldDefault<number>('maxPollIntervalSeconds') * 1000,
+	initialPollIntervalMs: fieldDefault<number>('initialPollIntervalSeconds') * 1000,
+	maxPollIntervalMs: fieldDefault<number>('maxPollIntervalSeconds') * 1000,
 	notFoundGraceMs: fieldDefault<number>('notFoundGraceSeconds') * 1000,
 };
 
@@ -243,7 +243,7 @@ export function readWaitSettings(
 			options,
 			'initialPollIntervalSeconds',
 			'First Check Interval',
-			d.initialIntervalMs / 1000,
+			d.initialPollIntervalMs / 1000,
 			0.1,
 		) * 1000;
 	const max =
@@ -252,7 +252,7 @@ export function readWaitSettings(
 			options,
 			'maxPollIntervalSeconds',
 			'Longest Check Interval',
-			d.maxIntervalMs / 1000,
+			d.maxPollIntervalMs / 1000,
 			0.1,
 		) * 1000;
 	return {
@@ -280,8 +280,8 @@ export function readWaitSettings(
 				MAX_CONCURRENCY,
 			),
 		),
-		initialIntervalMs: initial,
-		maxIntervalMs: Math.max(initial, max),
+		initialPollIntervalMs: initial,
+		maxPollIntervalMs: Math.max(initial, max),
 		notFoundGraceMs:
 			numberOption(
 				ctx,

@@ -36,7 +36,7 @@ export class ExecutionCancelledError extends Error {
 }
 
 /** The longest single sleep of a pause: a cancelled pause ends within it, and leaves no timer behind. */
-const PAUSE_SLICE_MS = 100;
+export const PAUSE_SLICE_MS = 100;
 
 /**
  * Sleeps `ms`, ending early (with `ExecutionCancelledError`) when the execution is cancelled.

@@ -5,6 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
+import { LruMap } from '../lruMap';
+
+/** API keys (and workflows per key) whose pacer, limit gates and waiting knowledge are kept. */
+export const KEYS_KEPT = 100;
 
 /** Which of the API's separate rate limits a request counts against. */
 export type RateLimitClass = 'read' | 'trigger' | 'original';
@@ -22,7 +26,7 @@ export function limitScope(baseUrl: string, credentials: IDataObject): string {
  * When each rate limit opens again, per API key. A 429 on one request makes every request
  * of that class wait (in this n8n process), while the other classes keep going.
  */
-const rateLimitGates = new Map<string, number>();
+const rateLimitGates = new LruMap<string, number>(KEYS_KEPT, (opensAt) => opensAt > Date.now());
 
 export function rateLimitOpensAt(scope: string, limit: RateLimitClass): number {
 	return rateLimitGates.get(`${scope}|${limit}`) ?? 0;
@@ -31,11 +35,6 @@ export function rateLimitOpensAt(scope: string, limit: RateLimitClass): number {
 export function closeRateLimitUntil(scope: string, limit: RateLimitClass, until: number): void {
 	const key = `${scope}|${limit}`;
 	if ((rateLimitGates.get(key) ?? 0) < until) rateLimitGates.set(key, until);
-	// Keep the map from growing with stale entries.
-	if (rateLimitGates.size > 1000) {
-		const now = Date.now();
-		for (const [k, v] of rateLimitGates) if (v < now) rateLimitGates.delete(k);
-	}
 }
 
 /** `Retry-After` in milliseconds from now: seconds, or an HTTP date. Undefined when absent or unreadable. */

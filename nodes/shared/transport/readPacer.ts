@@ -1,95 +1,70 @@
 /**
  * How fast reads may go under the API's read rate limit: one pacer per API key in this n8n
- * process, shared by every read of both nodes, since the plan's read limit is one limit.
- * Pure apart from the registry (the caller passes `now`); how it learns the limit and why:
- * ../../DocumentWorkflow/helpers/README.md, "One read pacer per API key".
+ * process, shared by every read of every node (the plan's read limit is one limit). Pure but for
+ * the registry; the caller passes `now`. What each value trades: DocumentWorkflow/waiting/README.
  */
+import { LruMap } from '../lruMap';
+import { KEYS_KEPT } from './rateLimits';
 
-/** What each value sets: ../../DocumentWorkflow/helpers/README.md, "The values, and why". */
 export const START_RATE = 200;
-export const BURST_MS = 25;
-export const MAX_RATE = 10_000;
-const BACK_OFF = 0.85;
-const GROWTH_AFTER_MS = 250;
-const SLOW_GROWTH = 0.05;
-const UNDER_LIMIT = 0.95;
-const LIMIT_TRUSTED_MS = 15_000;
-const PER_SECOND_WINDOW_MS = 2_000;
-const HELD_GAP_MS = 300;
-const PACERS_KEPT = 100;
+export const GROWTH_AFTER_MS = 250;
+export const BACK_OFF = 0.85;
+export const SLOW_GROWTH = 0.05;
+export const LIMIT_TRUSTED_MS = 15_000;
+
+/** The pacer's rates are reads a second, counted over this window. */
+const SECOND_MS = 1000;
 
 export class ReadPacer {
-	private rate = START_RATE;
-	private nextAt = 0;
+	/** Reads a second it lets through now, and when a read held back may try again. */
+	readsPerSecond = START_RATE;
+	nextSendAt = 0;
+	/** Since when reads are held back, no read going unheld meanwhile. */
 	private heldSince?: number;
-	private lastHeldAt?: number;
-	/** What the API let through in the second before the last 429, and when that was. */
+	private heldSinceSend = false;
+	/** What was sent in the second before the last 429 (the limit is at most that), and when. */
 	private limit?: { perSecond: number; at: number };
-	private readonly answeredAt: number[] = [];
+	private readonly sentAt: number[] = [];
 
-	get readsPerSecond(): number {
-		return this.rate;
-	}
-
-	/** A read may be sent from then on. */
-	nextSendAt(): number {
-		return this.nextAt;
-	}
-
-	/** A read was sent at `now`: the rate since the last send is spent at once, at most `BURST_MS` of it. */
-	sent(now: number): void {
-		this.nextAt = Math.max(this.nextAt, now - BURST_MS) + 1000 / this.rate;
-	}
-
-	/** A read was held back at `now`: held back long enough, the rate grows. */
-	heldBack(now: number): void {
-		if (
-			this.heldSince === undefined ||
-			this.lastHeldAt === undefined ||
-			now - this.lastHeldAt > HELD_GAP_MS
-		)
-			this.heldSince = now;
-		this.lastHeldAt = now;
-		if (now - this.heldSince < (this.limit ? 1000 : GROWTH_AFTER_MS)) return;
-		let grown = Math.min(MAX_RATE, this.rate * (this.limit ? 1 + SLOW_GROWTH : 2));
+	/** Whether a read may go at `now` (then it counts as sent); held back long, the rate grows. */
+	trySend(now: number): boolean {
+		const interval = SECOND_MS / this.readsPerSecond;
+		if (this.nextSendAt <= now) {
+			this.nextSendAt = Math.max(this.nextSendAt, now - interval) + interval;
+			if (!this.heldSinceSend) this.heldSince = undefined;
+			this.heldSinceSend = false;
+			this.sentAt.push(now);
+			while (this.sentAt[0] < now - SECOND_MS) this.sentAt.shift();
+			return true;
+		}
+		[this.heldSince, this.heldSinceSend] = [this.heldSince ?? now, true];
+		if (now - this.heldSince < (this.limit ? SECOND_MS : GROWTH_AFTER_MS)) return false;
+		// Before a 429 the rate doubles; after, it grows slowly, a step under a trusted limit.
+		const rate = this.readsPerSecond;
+		let grown = rate * (this.limit ? 1 + SLOW_GROWTH : 2);
 		if (this.limit && now - this.limit.at < LIMIT_TRUSTED_MS)
-			grown = Math.max(this.rate, Math.min(grown, this.limit.perSecond * UNDER_LIMIT));
-		this.rate = grown;
-		this.heldSince = now;
+			grown = Math.max(rate, Math.min(grown, this.limit.perSecond * (1 - SLOW_GROWTH)));
+		[this.readsPerSecond, this.heldSince] = [grown, now];
+		return false;
 	}
 
-	/** A read got its answer (not a 429). */
-	answered(now: number): void {
-		this.answeredAt.push(now);
-		this.forgetBefore(now - 1000);
-	}
-
-	/** A 429 was seen: the API's limit is below the current rate. */
-	rateLimited(now: number, retryAfterMs = 1000): void {
+	/** A 429 of a limit counted per second or so (a longer `Retry-After` says nothing of it). */
+	rateLimited(now: number, retryAfterMs = SECOND_MS): void {
 		this.heldSince = undefined;
-		if (retryAfterMs > PER_SECOND_WINDOW_MS) return;
-		this.forgetBefore(now - 1000);
-		this.rate = Math.max(1, Math.min(this.rate, this.answeredAt.length) * BACK_OFF);
-		const letThrough = Math.max(1, this.answeredAt.length);
-		const trusted =
-			this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : Infinity;
-		this.limit = { perSecond: Math.min(trusted, letThrough), at: now };
-	}
-
-	private forgetBefore(at: number): void {
-		while (this.answeredAt.length > 0 && this.answeredAt[0] < at) this.answeredAt.shift();
+		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
+		// What this process sent in the last second, not what came back: under load answers come late,
+		// and a count of them would sink the rate far under the limit.
+		while (this.sentAt[0] < now - SECOND_MS) this.sentAt.shift();
+		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : 0;
+		const limit = Math.min(trusted || Infinity, Math.max(1, this.sentAt.length));
+		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit) * BACK_OFF);
+		this.limit = { perSecond: limit, at: now };
 	}
 }
 
-const pacers = new Map<string, ReadPacer>();
+/** The pacer of each API key (`limitScope`), the least recently used let go first. */
+const pacers = new LruMap<string, ReadPacer>(KEYS_KEPT);
 
-/** The pacer of an API key (`limitScope`); bounded, as keys come and go. */
 export function readPacerFor(scope: string): ReadPacer {
-	let pacer = pacers.get(scope);
-	if (!pacer) {
-		if (pacers.size >= PACERS_KEPT) pacers.delete(pacers.keys().next().value!);
-		pacer = new ReadPacer();
-		pacers.set(scope, pacer);
-	}
-	return pacer;
+	return pacers.getOrCreate(scope, () => new ReadPacer());
 }

@@ -233,9 +233,8 @@ async function waitForSlot(call: Call): Promise<void> {
 		const pacer = readPacerFor(call.scope);
 		const now = Date.now();
 		if (rateLimitOpensAt(call.scope, call.limit) > now) continue;
-		if (pacer.nextSendAt() <= now) return pacer.sent(now);
-		pacer.heldBack(now);
-		await pause(Math.max(1, pacer.nextSendAt() - now), call.signal);
+		if (pacer.trySend(now)) return;
+		await pause(Math.max(1, pacer.nextSendAt - now), call.signal);
 	}
 }
 
@@ -318,7 +317,6 @@ async function onAnswer<T>(
 	});
 	const answer = { statusCode, headers, correlationId };
 
-	if (call.limit === 'read' && statusCode !== 429) readPacerFor(call.scope).answered(Date.now());
 	if (statusCode >= 200 && statusCode < 300)
 		return {
 			done: { ...answer, body: successBody<T>(call, response.body, statusCode, correlationId) },

@@ -22,7 +22,10 @@ export function buildPath(node: INode, request: PathTemplate): string {
 	});
 }
 
-/** The credential's base URL without trailing slashes, or a clear error when it is no URL. */
+/**
+ * The credential's base URL in one spelling (scheme and host in lower case, no default port,
+ * no trailing slash), so one API is one scope of limits and pacing; or a clear error.
+ */
 export function normalizeBaseUrl(node: INode, value: unknown): string {
 	const text = String(value ?? '')
 		.trim()
@@ -43,5 +46,5 @@ export function normalizeBaseUrl(node: INode, value: unknown): string {
 			},
 		);
 	}
-	return text;
+	return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
 }

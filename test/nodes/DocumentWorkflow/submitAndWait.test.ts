@@ -1,6 +1,6 @@
 /**
  * Workflow → Submit Document with Wait for Completion, and Run → Wait for Completion:
- * the wait engine (nodes/DocumentWorkflow/helpers/runWatcher.ts) through n8n's WorkflowExecute against the sandbox.
+ * the wait engine (nodes/DocumentWorkflow/waiting/) through n8n's WorkflowExecute against the sandbox.
  */
 import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';

@@ -1,103 +1,111 @@
 /**
  * The read pacer on its own (nodes/shared/transport/readPacer.ts), on a virtual clock: how
- * many reads it allows when, and what it learns from a 429.
+ * many reads it lets through when, and what it learns from a 429.
  */
 import {
-	BURST_MS,
-	MAX_RATE,
+	BACK_OFF,
+	GROWTH_AFTER_MS,
+	LIMIT_TRUSTED_MS,
 	ReadPacer,
+	SLOW_GROWTH,
 	START_RATE,
 	readPacerFor,
 } from '../../../nodes/shared/transport/readPacer';
 
+/** Reads always waiting from `from` to `to`: every read the pacer lets through goes, each ms. */
+function holdBack(pacer: ReadPacer, from: number, to: number): number {
+	let sent = 0;
+	for (let t = from; t <= to; t++) while (pacer.trySend(t)) sent++;
+	return sent;
+}
+
+/** `count` reads went at the pace over the second before `at`, and one more waits for its turn. */
+function heldOver(pacer: ReadPacer, at: number, count: number): void {
+	pacer.readsPerSecond = count;
+	for (let i = 0; i < count; i++) expect(pacer.trySend(at - 1000 + (i * 1000) / count)).toBe(true);
+	pacer.nextSendAt = at;
+	expect(pacer.trySend(at - 1)).toBe(false);
+}
+
 describe('ReadPacer', () => {
-	it(`starts at ${START_RATE} reads a second and doubles while it holds checks back`, () => {
+	it(`starts at ${START_RATE} reads a second and doubles after ${GROWTH_AFTER_MS} ms of reads held back`, () => {
 		const pacer = new ReadPacer();
-		pacer.sent(0);
-		expect(pacer.nextSendAt()).toBe(1000 / START_RATE);
-		pacer.heldBack(0);
-		pacer.heldBack(250);
-		expect(pacer.readsPerSecond).toBe(2 * START_RATE);
-		// Held back again only after a pause: a new stretch, no growth yet.
-		pacer.heldBack(600);
-		expect(pacer.readsPerSecond).toBe(2 * START_RATE);
-	});
-
-	/** Sends every read the pacer lets through at `now`; how many that was. */
-	const sendAll = (pacer: ReadPacer, now: number): number => {
-		let sent = 0;
-		for (; pacer.nextSendAt() <= now; sent++) pacer.sent(now);
-		return sent;
-	};
-
-	it('lets through every read the rate gives since the last send at once, not one read per look', () => {
-		const pacer = new ReadPacer();
-		const t0 = 10_000;
-		// Fresh, it may spend BURST_MS of its rate at once.
-		expect(sendAll(pacer, t0)).toBe(1 + Math.floor((BURST_MS * START_RATE) / 1000));
-		expect(pacer.nextSendAt()).toBeGreaterThan(t0);
-		// 5 ms later (one sleep slice of the wait) the rate has earned exactly one more read.
-		expect(sendAll(pacer, t0 + 5)).toBe(1);
-		// At a high rate one look lets many through: one, and 6,400 a second for the 15 ms since the next send was due.
-		for (let t = t0; t <= t0 + 1250; t += 250) pacer.heldBack(t);
-		expect(pacer.readsPerSecond).toBe(START_RATE * 32);
-		expect(pacer.nextSendAt()).toBe(t0 + 10);
-		expect(sendAll(pacer, t0 + 25)).toBe(1 + (15 * START_RATE * 32) / 1000);
-		// Unused rate is not hoarded beyond BURST_MS.
-		expect(sendAll(pacer, t0 + 60_000)).toBe(
-			1 + Math.floor((BURST_MS * pacer.readsPerSecond) / 1000),
+		expect(holdBack(pacer, 0, GROWTH_AFTER_MS - 2)).toBeLessThanOrEqual(
+			2 + (START_RATE * GROWTH_AFTER_MS) / 1000,
 		);
+		expect(pacer.readsPerSecond).toBe(START_RATE);
+		holdBack(pacer, GROWTH_AFTER_MS - 1, GROWTH_AFTER_MS + 5);
+		expect(pacer.readsPerSecond).toBe(2 * START_RATE);
 	});
 
-	it(`never grows past ${MAX_RATE} reads a second`, () => {
+	it('reads that never wait end a stretch of being held back: a few reads now and then never grow the rate', () => {
 		const pacer = new ReadPacer();
-		for (let t = 0; t <= 10_000; t += 100) pacer.heldBack(t);
-		expect(pacer.readsPerSecond).toBe(MAX_RATE);
+		for (let t = 1000; t < 10_000; t += 100) {
+			// A few reads at once: two go (an interval unused since is spent), the third waits one.
+			expect([pacer.trySend(t), pacer.trySend(t), pacer.trySend(t)]).toEqual([true, true, false]);
+			expect(pacer.trySend(t + 1000 / START_RATE)).toBe(true);
+		}
+		expect(pacer.readsPerSecond).toBe(START_RATE);
 	});
 
-	it('after a 429 stays just under what the API let through, instead of running into the limit again', () => {
+	it('after a 429 stays just under what it sent in the second before, instead of running into the limit again', () => {
 		const pacer = new ReadPacer();
-		for (let i = 0; i < 50; i++) pacer.answered(1000 + i * 10);
+		heldOver(pacer, 1500, 50);
 		pacer.rateLimited(1500);
-		expect(pacer.readsPerSecond).toBe(42.5);
-		// Held back for 10 s: it grows 5% a second, but not past 95% of the 50 let through.
-		for (let t = 1600; t <= 11_600; t += 100) pacer.heldBack(t);
-		expect(pacer.readsPerSecond).toBe(47.5);
-		// After 15 s without a 429 the limit may have risen: slow growth goes on.
-		for (let t = 11_700; t <= 20_000; t += 100) pacer.heldBack(t);
+		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
+		// Held back for 10 s: it grows by SLOW_GROWTH a second, but not past a step under the 50 sent.
+		holdBack(pacer, 1600, 11_600);
+		expect(pacer.readsPerSecond).toBeCloseTo(50 * (1 - SLOW_GROWTH));
+		// Once the limit is no longer trusted (it may have risen), slow growth goes on past it.
+		holdBack(pacer, 11_601, 1500 + LIMIT_TRUSTED_MS + 5000);
 		expect(pacer.readsPerSecond).toBeGreaterThan(50);
+	});
+
+	it('learns from what it sent, not from what came back: answers that come late under load do not sink the rate', () => {
+		const pacer = new ReadPacer();
+		// 60 reads went in the last second, of which (say) only 5 came back yet: the limit is about
+		// what went, and the pace stays near it, not at a few reads a second.
+		heldOver(pacer, 2000, 60);
+		pacer.rateLimited(2000);
+		expect(pacer.readsPerSecond).toBeCloseTo(60 * BACK_OFF, 0);
+	});
+
+	it('grows slowly after a 429: by SLOW_GROWTH after a second held back, not twice as fast', () => {
+		const pacer = new ReadPacer();
+		heldOver(pacer, 1500, 50);
+		pacer.rateLimited(1500);
+		holdBack(pacer, 1600, 2598);
+		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
+		holdBack(pacer, 2599, 2605);
+		expect(pacer.readsPerSecond).toBeCloseTo(50 * BACK_OFF * (1 + SLOW_GROWTH));
 	});
 
 	it('a second 429 soon after the first lowers the limit it remembers, never raises it', () => {
 		const pacer = new ReadPacer();
-		// The first second spanned two of the API's windows: 70 got through.
-		for (let i = 0; i < 70; i++) pacer.answered(1000 + i * 10);
+		// The first second spanned two of the API's windows: 70 went.
+		heldOver(pacer, 1700, 70);
 		pacer.rateLimited(1700);
-		expect(pacer.readsPerSecond).toBe(59.5);
-		// In the next window only 50 get through: the rate drops under that and stays there.
-		for (let i = 0; i < 50; i++) pacer.answered(2800 + i * 19);
+		// In the next window 50 went: the remembered limit drops to that.
+		heldOver(pacer, 3800, 50);
 		pacer.rateLimited(3800);
-		expect(pacer.readsPerSecond).toBe(42.5);
-		for (let t = 3900; t <= 12_000; t += 100) pacer.heldBack(t);
-		expect(pacer.readsPerSecond).toBe(47.5);
-		// A later 429 that saw more get through does not raise the remembered limit.
-		for (let i = 0; i < 80; i++) pacer.answered(12_100 + i * 10);
-		pacer.rateLimited(12_950);
-		for (let t = 13_000; t <= 20_000; t += 100) pacer.heldBack(t);
-		expect(pacer.readsPerSecond).toBe(47.5);
+		expect(pacer.readsPerSecond).toBeCloseTo(50 * BACK_OFF, 0);
+		holdBack(pacer, 3900, 12_000);
+		expect(pacer.readsPerSecond).toBeCloseTo(50 * (1 - SLOW_GROWTH), 0);
+		// A later 429 (more may have gone meanwhile) never raises the remembered limit.
+		heldOver(pacer, 13_100, 60);
+		pacer.rateLimited(13_100);
+		holdBack(pacer, 13_200, 20_000);
+		expect(pacer.readsPerSecond).toBeLessThanOrEqual(50 * (1 - SLOW_GROWTH));
 	});
 
-	it('after a 429 sends a little slower than the API answered in the last second, then grows slowly', () => {
+	it(`learns nothing from a 429 whose Retry-After is longer than ${LIMIT_TRUSTED_MS} ms: that limit is not counted per second`, () => {
 		const pacer = new ReadPacer();
-		for (let i = 0; i < 10; i++) pacer.answered(i * 10); // more than a second before the 429: not counted
-		for (let i = 0; i < 50; i++) pacer.answered(1000 + i * 10);
-		pacer.rateLimited(1500);
-		expect(pacer.readsPerSecond).toBe(42.5);
-		// Near the limit it grows slowly: 5% after a second held back, not twice as fast.
-		for (let t = 1600; t <= 2500; t += 100) pacer.heldBack(t);
-		expect(pacer.readsPerSecond).toBe(42.5);
-		pacer.heldBack(2600);
-		expect(pacer.readsPerSecond).toBeCloseTo(44.625);
+		heldOver(pacer, 1100, 3);
+		pacer.rateLimited(1100, 120_000);
+		expect(pacer.readsPerSecond).toBe(3);
+		heldOver(pacer, 2200, 3);
+		pacer.rateLimited(2200, 1000);
+		expect(pacer.readsPerSecond).toBeLessThan(3);
 	});
 });
 
@@ -105,16 +113,5 @@ describe('readPacerFor', () => {
 	it('gives every read of one API key the same pacer, and another key its own', () => {
 		expect(readPacerFor('https://api.test|aaaa')).toBe(readPacerFor('https://api.test|aaaa'));
 		expect(readPacerFor('https://api.test|bbbb')).not.toBe(readPacerFor('https://api.test|aaaa'));
-	});
-});
-
-describe('ReadPacer and long windows', () => {
-	it('learns nothing from a 429 whose Retry-After is minutes: that limit is not counted per second', () => {
-		const pacer = new ReadPacer();
-		for (let i = 0; i < 3; i++) pacer.answered(1000 + i * 10);
-		pacer.rateLimited(1100, 120_000);
-		expect(pacer.readsPerSecond).toBe(START_RATE);
-		pacer.rateLimited(1200, 1000);
-		expect(pacer.readsPerSecond).toBeLessThan(START_RATE);
 	});
 });

@@ -4,7 +4,7 @@ import type {
 	INodeExecutionData,
 	INodeProperties,
 } from 'n8n-workflow';
-import type { WaitTarget } from '../../helpers/runCheck';
+import type { WaitTarget } from '../../waiting/policy';
 import { requireUuid } from '../../../shared/transport';
 import { optionsCollection, outputBinaryField, runIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';

@@ -16,7 +16,8 @@ import {
 } from '../../helpers/idempotency';
 import type { MultipartUpload } from '../../helpers/multipartUpload';
 import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
-import type { WaitOutcomeKind, WaitTarget } from '../../helpers/runCheck';
+import type { WaitOutcomeKind } from '../../waiting/check';
+import type { WaitTarget } from '../../waiting/policy';
 import type { ApiErrorOverrides, ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { optionsCollection, workflowIdField } from '../fields';

@@ -1,0 +1,167 @@
+/**
+ * Waiting on runs (`waitForRuns`): one watcher per API key in this n8n process sends the checks
+ * of every execution's wait and the reads of the event list, and hands each answer to the policy
+ * (`policy.ts`), which decides everything else. A check goes with its own execution's context; a
+ * read made for several waits has a deadline of its own, and no wait ever waits for it.
+ */
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
+import { readEventPage } from '../../shared/eventList';
+import { LruMap } from '../../shared/lruMap';
+import {
+	CREDENTIAL_TYPE,
+	KEYS_KEPT,
+	PAUSE_SLICE_MS,
+	cancelSignalOf,
+	contextEndingWith,
+	limitScope,
+	normalizeBaseUrl,
+} from '../../shared/transport';
+import { checkRun, timeLimitOutcome } from './check';
+import type { Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
+import { BUSY_SLICE_MS, Policy, timeLimitReached } from './policy';
+
+/** An execution's wait: `over` ends its checks, `beforeLimit` those sent before its time limit. */
+interface Execution {
+	readonly ctx: IExecuteFunctions;
+	readonly failFast: boolean;
+	readonly over: AbortController;
+	readonly beforeLimit: AbortController;
+	failure?: Error;
+	settle(): void;
+}
+
+const cancelled = (ctx: IExecuteFunctions, itemIndex?: number) =>
+	new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', {
+		itemIndex,
+	});
+
+export class Watcher {
+	readonly policy = new Policy();
+	running = false;
+	private readonly executions = new Map<Wait, Execution>();
+	private read?: { controller: AbortController; deadline: number };
+
+	async wait(
+		ctx: IExecuteFunctions,
+		targets: WaitTarget[],
+		settings: WaitSettings,
+		failFast: boolean,
+	): Promise<WaitOutcome[]> {
+		const wait = this.policy.begin(targets, settings, Date.now());
+		const [over, beforeLimit] = [new AbortController(), new AbortController()];
+		let settle!: () => void;
+		const done = new Promise<void>((resolve) => (settle = resolve));
+		const execution: Execution = { ctx, failFast, over, beforeLimit, settle };
+		this.executions.set(wait, execution);
+		if (!this.running) void this.loop();
+		await done;
+		if (execution.failure) throw execution.failure;
+		return wait.runs.map((run) => run.outcome!);
+	}
+
+	private async loop(): Promise<void> {
+		this.running = true;
+		for (;;) {
+			// Waits end here, after a sleep: when the last one ends the loop does, leaving no timer.
+			for (const [wait, execution] of this.executions) this.endIfOver(wait, execution, Date.now());
+			if (this.executions.size === 0) break;
+			if (this.read && Date.now() >= this.read.deadline) this.read.controller.abort();
+			const now = Date.now();
+			const { checks, readListUntil, wakeAt } = this.policy.next(now);
+			if (readListUntil !== undefined) void this.readList(now, readListUntil);
+			for (const run of checks) void this.check(run);
+			const busy = this.read || [...this.executions.keys()].some((wait) => wait.inFlight > 0);
+			const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - Date.now()));
+			await sleep(busy ? BUSY_SLICE_MS : idle);
+		}
+		// Nothing waits: a read still in flight is of no use (and is no failure of the list).
+		this.read?.controller.abort();
+		[this.read, this.running] = [undefined, false];
+	}
+
+	/** Ends the wait once its runs are done, or it failed, was cancelled or passed its time limit. */
+	private endIfOver(wait: Wait, execution: Execution, now: number): void {
+		const { ctx } = execution;
+		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
+		const limit = timeLimitReached(wait, now);
+		if (limit !== 'no') execution.beforeLimit.abort();
+		if (limit === 'passed') for (const run of wait.runs) run.outcome ??= timeLimitOutcome(ctx, run);
+		if (execution.failure || limit === 'passed') execution.over.abort();
+		// Its checks end at once when aborted; they are awaited, so nothing of the wait outlives it.
+		if (wait.inFlight > 0 || (!execution.failure && wait.runs.some((run) => !run.outcome))) return;
+		this.policy.waits.delete(wait);
+		this.executions.delete(wait);
+		execution.settle();
+	}
+
+	private async check(run: Run): Promise<void> {
+		const execution = this.executions.get(run.wait)!;
+		const { ctx, over, beforeLimit } = execution;
+		const cancel = cancelSignalOf(ctx);
+		const limit = beforeLimit.signal.aborted ? [] : [beforeLimit.signal];
+		const signal = AbortSignal.any([over.signal, ...(cancel ? [cancel] : []), ...limit]);
+		try {
+			const answer = await checkRun(ctx, run, signal);
+			this.policy.answered(run, answer, Date.now());
+			if (answer.kind === 'done' && answer.outcome.error && execution.failFast)
+				execution.failure ??= answer.outcome.error;
+		} catch (error) {
+			if (!execution.failure && cancel?.aborted)
+				execution.failure = cancelled(ctx, run.target.itemIndex);
+			if (signal.aborted || execution.failure) return this.policy.released(run);
+			const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
+			this.policy.answered(run, { kind: 'done', outcome }, Date.now());
+			if (execution.failFast) execution.failure ??= outcome.error;
+		}
+	}
+
+	/** One read of the list for every wait, with one of their contexts made to end with the read. */
+	private async readList(now: number, deadline: number): Promise<void> {
+		const [first] = this.executions.values();
+		const read = (this.read = { controller: new AbortController(), deadline });
+		const { signal } = read.controller;
+		const ctx = contextEndingWith(first.ctx, signal);
+		const limits = { retry: { deadline }, timeoutMs: deadline - now, signal };
+		const after = this.policy.listAfter;
+		let events: IDataObject[] | undefined;
+		try {
+			const page = await readEventPage(ctx, { after }, limits);
+			// More than a page since the last read (or ever, at the first): the newest page too.
+			const last =
+				page.pages > 1 ? await readEventPage(ctx, { after, page: page.pages }, limits) : page;
+			events = last === page ? page.events : [...page.events, ...last.events];
+		} catch {
+			// No `events:read` scope, a slow list: the waits go on with their own checks.
+		}
+		if (this.read !== read) return this.policy.listRead(undefined, Date.now(), false);
+		this.read = undefined;
+		this.policy.listRead(events, Date.now());
+	}
+}
+
+/** The watcher of each API key (`limitScope`); one that waits on nothing keeps what it learned. */
+const watchers = new LruMap<string, Watcher>(KEYS_KEPT, (watcher) => watcher.running);
+
+/** How many watchers are running now (one per API key waited on): none once nothing waits. */
+export function activeWatcherCount(): number {
+	return [...watchers.values()].filter((watcher) => watcher.running).length;
+}
+
+/**
+ * Waits for every target's run to be final (or to stop early, time out, or never start); one
+ * outcome per target, in order. With `failFast` the first item error ends this wait and is
+ * thrown once its checks in flight are aborted and awaited. Other executions' waits go on.
+ */
+export async function waitForRuns(
+	ctx: IExecuteFunctions,
+	targets: WaitTarget[],
+	settings: WaitSettings,
+	failFast: boolean,
+): Promise<WaitOutcome[]> {
+	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+	const scope = limitScope(normalizeBaseUrl(ctx.getNode(), credentials.baseUrl), credentials);
+	return await watchers
+		.getOrCreate(scope, () => new Watcher())
+		.wait(ctx, targets, settings, failFast);
+}

@@ -1,0 +1,469 @@
+/**
+ * Waiting's decisions, pure (no I/O; the caller passes `now`): when each run is checked, when
+ * the event list is read and what a read tells, and what earlier runs taught. One `Policy` per API
+ * key in the n8n process holds every wait's runs. Every tuning constant of waiting is here; what
+ * each trades and why the rules are what they are: README.md beside this file.
+ */
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import { LruMap } from '../../shared/lruMap';
+import { KEYS_KEPT } from '../../shared/transport/rateLimits';
+
+export const PROBE_SHARE = 0.08;
+export const RUN_SHARE = 0.2;
+export const LIST_SHARE = 0.18;
+export const COLD_SHARE = 0.1;
+export const PROBES = 8;
+export const LOOK_FACTOR = 4;
+export const LIST_MISSES = 3;
+export const ANSWER_MS = 50;
+export const BUSY_SLICE_MS = 5;
+
+/** The wait's options as the node reads them (`../actions/waitOptions.ts` describes each). */
+export interface WaitSettings {
+	maxWaitMs: number;
+	stopAt: string[];
+	includeOutput: boolean;
+	outputNodeId?: string;
+	binaryPropertyName: string;
+	onFailed: 'error' | 'item';
+	onTimeLimit: 'error' | 'item';
+	concurrency: number;
+	initialPollIntervalMs: number;
+	maxPollIntervalMs: number;
+	notFoundGraceMs: number;
+}
+
+/** A run to wait on: `documentId` explains one that never starts, `base` is kept in its item,
+ * `submittedAt` is unknown for runs waited on by id. */
+export interface WaitTarget {
+	itemIndex: number;
+	runId: string;
+	documentId?: string;
+	workflowId?: string;
+	base?: IDataObject;
+	submittedAt?: number;
+}
+
+export type WaitOutcome =
+	| { itemIndex: number; item: INodeExecutionData; error?: undefined }
+	| { itemIndex: number; error: Error; item?: undefined };
+
+/** What a check found: the run pending (`run` undefined: 404), under another id, or done. */
+export type Answer =
+	| { kind: 'pending'; run?: IDataObject }
+	| { kind: 'replaced'; runId: string }
+	| { kind: 'done'; outcome: WaitOutcome; run?: IDataObject };
+
+/** The only final statuses; every other status, known or not, keeps the run waiting. */
+export const FINAL_STATUSES = ['completed', 'failed', 'cancelled'];
+
+/**
+ * One run of a wait, from its target to its outcome. Ages count from `bornAt` (local time).
+ * `firstAge` (its first check), `expectedAge` (where its workflow's runs end, if of one length)
+ * and `cold` (nothing known) are as known when its wait began. `role` in its wait's rounds: a
+ * probe, waiting for the sweep, swept, or pending after it. `soonAt` comes before the rounds: a
+ * 404, an event naming it, a run read at once. `readAge`: its age at its last pending read.
+ */
+export interface Run {
+	readonly wait: Wait;
+	readonly target: WaitTarget;
+	runId: string;
+	triggerRunId?: string;
+	bornAt: number;
+	firstAge: number;
+	expectedAge?: number;
+	cold: boolean;
+	lastAnswer?: IDataObject;
+	notFoundSince?: number;
+	startedOn?: number;
+	outcome?: WaitOutcome;
+	role: 'probe' | 'waiting' | 'swept' | 'later';
+	dueAt?: number;
+	soonAt?: number;
+	checking: boolean;
+	readAge?: number;
+	linedUpAge?: number;
+	doneAge?: number;
+	named: boolean;
+}
+
+/** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`. */
+export interface Wait {
+	readonly runs: Run[];
+	readonly settings: WaitSettings;
+	readonly beganAt: number;
+	readonly maxWaitEndsAt?: number;
+	probes: Run[];
+	rotating?: boolean;
+	rotationAt?: number;
+	inFlight: number;
+}
+
+type Lengths = { shortest: number; longest: number; runs: number };
+
+/** At its Max Wait Time a wait's runs are read once more (a check in flight anew); past it by the
+ * First Check Interval, the wait ends with its runs' last answers. */
+export function timeLimitReached(wait: Wait, now: number): 'no' | 'reached' | 'passed' {
+	if (wait.maxWaitEndsAt === undefined || now < wait.maxWaitEndsAt) return 'no';
+	return now < wait.maxWaitEndsAt + wait.settings.initialPollIntervalMs ? 'reached' : 'passed';
+}
+
+/** Runs within a run's share of one another are of one length: read at one's, all are on time. */
+export const ONE_LENGTH = 1 + RUN_SHARE;
+
+const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+/** The UUIDs anywhere in an event's `data` (the spec does not show what it holds). */
+const idsIn = (data: unknown) => (JSON.stringify(data ?? null).match(UUIDS) ?? []).map(lower);
+const lower = (text: unknown) => String(text ?? '').toLowerCase();
+const timeOf = (value: unknown): number => Date.parse(String(value));
+const idOf = (event: IDataObject | undefined) => (event ? String(event.id) : undefined);
+const pendingRuns = (wait: Wait): Run[] => wait.runs.filter((run) => !run.outcome);
+const byAge = (a: Run, b: Run) => a.bornAt - b.bornAt || a.target.itemIndex - b.target.itemIndex;
+
+export class Policy {
+	readonly waits = new Set<Wait>();
+	/** Whether the API's run events name their run: unknown until seen. */
+	namesRuns: boolean | undefined;
+	private readonly lengths = new LruMap<string, Lengths>(KEYS_KEPT);
+	/** The most the API's clock was seen ahead of ours: none of its timestamps is in its future. */
+	private apiAhead?: number;
+	private misses = 0;
+	private failures = 0;
+	/** Runs seen final by their own read while naming is unknown, and when. */
+	private evidence: Array<{ runId: string; seenAt: number }> = [];
+	/** Where the next read of the list starts (the first reads from the start, for its end). */
+	listAfter?: string;
+	private anchored = false;
+	private newest?: string;
+	private lastIds = new Set<string>();
+	/** When the read in flight began, the last that succeeded, the last with no end to place. */
+	private readingSince?: number;
+	private readFrom = -Infinity;
+	private lookedFrom = -Infinity;
+	/** When the oldest run waited on as nothing was known of its workflow was submitted. */
+	private coldSince = Infinity;
+
+	begin(targets: WaitTarget[], settings: WaitSettings, now: number): Wait {
+		const maxWaitEndsAt = settings.maxWaitMs > 0 ? now + settings.maxWaitMs : undefined;
+		const wait: Wait = { runs: [], settings, beganAt: now, maxWaitEndsAt, probes: [], inFlight: 0 };
+		for (const target of targets) {
+			const known = this.lengthsOf(target.workflowId);
+			const oneLength = known && known.runs > 1 && known.longest <= known.shortest * ONE_LENGTH;
+			const learned = known && (oneLength || known.runs === 1 ? known.longest : known.shortest);
+			const firstAge = Math.max(settings.initialPollIntervalMs, (learned ?? 0) + ANSWER_MS);
+			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
+			const run = { wait, target, runId: target.runId, bornAt, firstAge, expectedAge };
+			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named: false });
+		}
+		this.nextRound(wait, now);
+		// Runs waited on by id began at unknown times: probes are read at once, their starts place all.
+		for (const run of wait.probes) if (run.target.submittedAt === undefined) run.soonAt = now;
+		this.waits.add(wait);
+		return wait;
+	}
+
+	/** What to do at `now`: the checks to send, a read of the list (its deadline), the next wake. */
+	next(now: number): { checks: Run[]; readListUntil?: number; wakeAt: number } {
+		const candidates = this.listCandidates();
+		const cold = candidates.filter((run) => this.lookBasis(run, now).share === COLD_SHARE);
+		this.coldSince = Math.min(...cold.map((run) => run.bornAt));
+		// A read is worth it for two runs, or for one where events are known to name their run.
+		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
+		const covering = this.namesRuns !== false && this.failures < LIST_MISSES && enough;
+		const reading = this.readingSince !== undefined;
+		const listAt = covering && !reading ? this.listDueAt(candidates, now) : Infinity;
+		const waits = [...this.waits];
+		const limit = Math.max(1, ...waits.map((wait) => Math.floor(wait.settings.concurrency)));
+		let inFlight = waits.reduce((sum, wait) => sum + wait.inFlight, reading ? 1 : 0);
+		const readList = listAt <= now && inFlight < limit;
+		if (readList) [this.readingSince, inFlight] = [now, inFlight + 1];
+		// A hint older than the Longest Check Interval is of no use to any wait.
+		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
+		// From the first read on (it looks too, though it only finds where the list ends).
+		const looking = covering && (this.anchored || this.readingSince !== undefined);
+		const cover = new Set(looking ? candidates : []);
+		const runs = waits.flatMap(pendingRuns);
+		const due = runs.map((run) => ({ run, at: this.dueOf(run, cover, now) }));
+		const checks: Run[] = [];
+		for (const { run } of due.filter(({ at }) => at <= now).sort((a, b) => a.at - b.at)) {
+			if (inFlight >= limit) break;
+			if (run.wait.inFlight >= run.wait.settings.concurrency) continue;
+			[run.checking, run.wait.inFlight] = [true, run.wait.inFlight + 1];
+			if (run.wait.rotating && run.role === 'probe')
+				run.wait.rotationAt = now + this.gap(run.wait, now - run.bornAt, PROBE_SHARE);
+			checks.push(run);
+			inFlight++;
+		}
+		const later = due.filter(({ run }) => !run.checking).map(({ at }) => at);
+		const readListUntil = readList ? now + longest : undefined;
+		return { checks, readListUntil, wakeAt: Math.min(readList ? Infinity : listAt, ...later) };
+	}
+
+	/** A check's answer. */
+	answered(run: Run, answer: Answer, now: number): void {
+		this.released(run);
+		if (answer.kind === 'replaced') {
+			run.triggerRunId ??= run.runId;
+			return void ([run.runId, run.notFoundSince, run.soonAt] = [answer.runId, undefined, now]);
+		}
+		for (const at of [answer.run?.startedOn, answer.run?.completedOn].map(timeOf))
+			if (Number.isFinite(at)) this.apiAhead = Math.max(this.apiAhead ?? -Infinity, at - now);
+		run.lastAnswer = answer.run ?? run.lastAnswer;
+		if (answer.kind === 'done') {
+			run.outcome = answer.outcome;
+			const final = FINAL_STATUSES.includes(String(answer.run?.status));
+			if (final) this.learn(run, now);
+			return this.finished(run, now, final);
+		}
+		if (!answer.run) {
+			run.notFoundSince ??= now;
+			return void (run.soonAt = now + run.wait.settings.initialPollIntervalMs);
+		}
+		[run.notFoundSince, run.soonAt] = [undefined, undefined];
+		this.placeByStart(run);
+		this.pending(run, now);
+	}
+
+	/** A check ended without an answer (its wait ended, or it was cut off at the time limit). */
+	released(run: Run): void {
+		run.checking = false;
+		run.wait.inFlight--;
+	}
+
+	/** What a read of the event list returned (undefined: nothing; `failed`: the list's fault). */
+	listRead(events: IDataObject[] | undefined, now: number, failed = !events): void {
+		const [startedAt, previousRead] = [this.readingSince ?? now, this.readFrom];
+		this.readingSince = undefined;
+		this.failures = failed ? this.failures + 1 : 0;
+		if (!events) return;
+		const fresh = events.filter((event) => !this.lastIds.has(String(event.id)));
+		this.lastIds = new Set(events.map((event) => String(event.id)));
+		// Each read starts past the newest id of the read before the last: events committed a
+		// little late are still seen. The first read only finds where the list ends.
+		const newest = idOf(events[events.length - 1]) ?? this.newest;
+		[this.listAfter, this.newest] = [
+			this.anchored ? (this.newest ?? idOf(events[0])) : newest,
+			newest,
+		];
+		this.readFrom = startedAt;
+		if (!this.anchored) return void ([this.anchored, this.lookedFrom] = [true, startedAt]);
+		const pending = new Map(
+			[...this.waits].flatMap(pendingRuns).map((run) => [lower(run.runId), run]),
+		);
+		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
+		let unnamed = 0;
+		for (const event of fresh.filter((candidate) => /^run\./.test(String(candidate.type)))) {
+			const ours = idsIn(event.data).filter((id) => known.has(id));
+			if (ours.length === 0) unnamed++;
+			else [this.namesRuns, this.evidence] = [true, []];
+			for (const run of ours.flatMap((id) => pending.get(id) ?? []))
+				[run.named, run.soonAt] = [true, run.checking ? run.soonAt : now];
+		}
+		// A read with no end it cannot place is a look at every run. Run events that name no run of
+		// ours, while naming is unknown, are that many ended runs: tried oldest first.
+		if (this.namesRuns !== undefined || unnamed === 0) this.lookedFrom = startedAt;
+		else {
+			const idle = this.listCandidates().filter((run) => !run.checking);
+			for (const run of idle.sort(byAge).slice(0, unnamed)) run.soonAt = now;
+		}
+		// A run seen final is a miss once reads start past a read begun after it (none shows it).
+		const missed = this.evidence.filter((entry) => entry.seenAt < previousRead).length;
+		[this.evidence, this.misses] = [this.evidence.slice(missed), this.misses + missed];
+		if (this.misses >= LIST_MISSES && this.namesRuns === undefined)
+			[this.namesRuns, this.evidence] = [false, []];
+	}
+
+	/** What this process learned of a workflow's run lengths, on our clock. */
+	lengthsOf(workflowId: unknown): Lengths | undefined {
+		const kept = this.lengths.get(lower(workflowId).trim());
+		const local = (ms = 0) => Math.max(0, ms - (this.apiAhead ?? 0));
+		return kept && { ...kept, shortest: local(kept.shortest), longest: local(kept.longest) };
+	}
+
+	/** The gap after a look at this age: its share less the answers after it, within intervals. */
+	private gap(wait: Wait, age: number, share: number, answers = 1): number {
+		const { initialPollIntervalMs, maxPollIntervalMs } = wait.settings;
+		// Never closer than a one-run wait's first gap, and the time its answer takes.
+		const shortest = RUN_SHARE * initialPollIntervalMs + ANSWER_MS;
+		return Math.min(maxPollIntervalMs, Math.max(shortest, share * age - answers * ANSWER_MS));
+	}
+
+	/** Runs of one-run waits the list may stand in for: not named, not 404, of no known length. */
+	private listCandidates(): Run[] {
+		const lookable = ({ named, notFoundSince, expectedAge, soonAt }: Run) =>
+			!named && notFoundSince === undefined && expectedAge === undefined && soonAt === undefined;
+		return [...this.waits].flatMap((wait) =>
+			wait.runs.length > 1 ? [] : pendingRuns(wait).filter(lookable),
+		);
+	}
+
+	/**
+	 * How a run's looks are measured: from its workflow's shortest run seen on, at its share of the
+	 * age. Runs waited on as nothing was known of their workflow share the schedule of the oldest
+	 * of them (nothing says a younger one ends sooner), until older than every run of it seen.
+	 */
+	private lookBasis(run: Run, now: number): { bornAt: number; earliest: number; share: number } {
+		const known = this.lengthsOf(run.lastAnswer?.workflowId ?? run.target.workflowId);
+		const earliest = known?.shortest ?? run.wait.settings.initialPollIntervalMs;
+		if (!run.cold || (known && now - run.bornAt > ONE_LENGTH * known.longest))
+			return { bornAt: run.bornAt, earliest, share: LIST_SHARE };
+		return { bornAt: Math.min(run.bornAt, this.coldSince), earliest, share: COLD_SHARE };
+	}
+
+	/** When the list is due: each run looked at within its share of its age at the last read. */
+	private listDueAt(candidates: Run[], now: number): number {
+		if (!this.anchored) return -Infinity;
+		let at = Infinity;
+		for (const run of candidates) {
+			const { bornAt, earliest, share } = this.lookBasis(run, now);
+			// A look through the list: its own answer, then the run's.
+			const gap = this.gap(run.wait, Math.max(earliest, this.readFrom - bornAt), share, 2);
+			at = Math.min(at, Math.max(bornAt + earliest, this.readFrom + gap));
+		}
+		return at;
+	}
+
+	/** When the run's check is due (Infinity while it is checked or waits for its round's sweep). */
+	private dueOf(run: Run, cover: Set<Run>, now: number): number {
+		const { wait } = run;
+		if (run.checking) return Infinity;
+		let due = run.soonAt ?? run.dueAt;
+		if (run.soonAt === undefined && wait.rotating && run.role === 'probe') {
+			// The probe read longest ago goes next, at the rotation's time, unless lined up earlier.
+			const turn = Math.max(wait.rotationAt ?? now, run.bornAt + run.firstAge);
+			if (this.nextInRotation(wait) === run) due = Math.min(due ?? Infinity, turn);
+		}
+		if (due !== undefined && cover.has(run)) due = this.coveredDue(run, due, now);
+		return Math.min(due ?? Infinity, wait.maxWaitEndsAt ?? Infinity);
+	}
+
+	/** A run the list looks at is read by itself a gap past the last look, or once much older. */
+	private coveredDue(run: Run, due: number, now: number): number {
+		const { bornAt, earliest } = this.lookBasis(run, now);
+		const longest = this.lengthsOf(run.lastAnswer?.workflowId ?? run.target.workflowId)?.longest;
+		const grace = run.wait.settings.notFoundGraceMs;
+		const sparse =
+			run.readAge === undefined
+				? run.bornAt + Math.max(LOOK_FACTOR * Math.max(grace, longest ?? 0), run.firstAge)
+				: run.bornAt + LOOK_FACTOR * run.readAge;
+		// Measured as the list measures its next read, so that the list comes first. A read that had
+		// ends to place still looked at runs too young to have ended.
+		const young = this.readFrom - bornAt < earliest;
+		const lookFrom = this.readingSince ?? (young ? this.readFrom : this.lookedFrom);
+		const lookedAge = Math.max(earliest, lookFrom - bornAt);
+		return Math.min(sparse, Math.max(due, lookFrom + this.gap(run.wait, lookedAge, RUN_SHARE)));
+	}
+
+	/** The probe read longest ago, the oldest first. */
+	private nextInRotation(wait: Wait): Run | undefined {
+		const free = (run: Run) => run.role === 'probe' && !run.checking && run.soonAt === undefined;
+		const readAt = (run: Run) => (run.readAge ?? -Infinity) + run.bornAt;
+		return pendingRuns(wait)
+			.filter(free)
+			.sort((a, b) => readAt(a) - readAt(b) || byAge(a, b))[0];
+	}
+
+	/** A read found the run not final. */
+	private pending(run: Run, now: number): void {
+		[run.readAge, run.linedUpAge] = [now - run.bornAt, undefined];
+		if (run.role === 'swept') [run.role, run.dueAt] = ['later', undefined];
+		if (run.role === 'probe' && run.dueAt !== undefined && run.dueAt <= now) run.dueAt = undefined;
+		if (run.role === 'probe' && !run.wait.rotating) {
+			// Just past where its workflow's runs end, the closer share of a probe.
+			const nearEnd = run.readAge < (run.expectedAge ?? -Infinity) * ONE_LENGTH;
+			const share = nearEnd || run.wait.runs.length > 1 ? PROBE_SHARE : RUN_SHARE;
+			const gap = this.gap(run.wait, run.readAge, share);
+			run.dueAt = Math.max(now + gap, run.bornAt + run.firstAge);
+		}
+		this.nextRound(run.wait, now);
+	}
+
+	/** The wait for this run is over. */
+	private finished(run: Run, now: number, seenFinal: boolean): void {
+		const { wait } = run;
+		const doneAge = Math.min(now - run.bornAt, run.linedUpAge ?? Infinity);
+		if (run.role === 'probe') run.doneAge = doneAge;
+		// The oldest probe not read at that age yet is read at it; seen final, it lines up the next.
+		const behind = (other: Run) =>
+			other.role === 'probe' && !other.checking && !(other.readAge! >= doneAge);
+		const [next] = pendingRuns(wait).filter(behind).sort(byAge);
+		if (next && seenFinal && run.role === 'probe') {
+			next.linedUpAge = doneAge;
+			next.dueAt = Math.min(next.dueAt ?? Infinity, next.bornAt + doneAge);
+		}
+		// Seen final by its own read, a run no event named yet may show that events name no run.
+		const unnamed = seenFinal && !run.named && wait.runs.length === 1 && this.anchored;
+		if (unnamed && this.namesRuns === undefined)
+			this.evidence.push({ runId: lower(run.runId), seenAt: now });
+		this.evidence.splice(0, this.evidence.length - LIST_MISSES);
+		this.sweep(wait, now);
+		this.nextRound(wait, now);
+	}
+
+	/** Once nothing of a round is left to check, the runs still pending start the next: its probes
+	 * the middles of equal parts of them (all, if few), checked in turn if more than PROBES. */
+	private nextRound(wait: Wait, now: number): void {
+		const pool = pendingRuns(wait).sort(byAge);
+		if (pool.length === 0 || pool.some((run) => run.role !== 'later')) return;
+		for (const run of pool) run.role = 'waiting';
+		[wait.rotating, wait.rotationAt] = [pool.length > PROBES, now];
+		const count = Math.min(PROBES, pool.length);
+		const middle = (part: number) => Math.floor(((2 * part + 1) * pool.length) / (2 * count));
+		const picks = new Set(Array.from({ length: count }, (_, part) => middle(part)));
+		wait.probes = pool.filter((_, index) => picks.has(index));
+		for (const run of wait.probes) {
+			const readAt = run.readAge === undefined ? -Infinity : run.bornAt + run.readAge;
+			const again = readAt + this.gap(wait, now - run.bornAt, PROBE_SHARE);
+			run.role = 'probe';
+			run.dueAt = wait.rotating ? undefined : Math.max(now, run.bornAt + run.firstAge, again);
+		}
+	}
+
+	/** Sweeps the other runs, oldest first, at the longest age a probe submitted before was done. */
+	private sweep(wait: Wait, now: number): void {
+		const doneAges = wait.probes.flatMap((probe) => probe.doneAge ?? []);
+		// Once probes ended more than one length apart, every probe counts, not only the older ones.
+		const varied = Math.max(...doneAges) > Math.min(...doneAges) * ONE_LENGTH;
+		const [oldest] = [...wait.probes].sort(byAge);
+		for (const run of pendingRuns(wait)
+			.filter((other) => other.role === 'waiting')
+			.sort(byAge)) {
+			const counts = (probe: Run) => varied || probe === oldest || probe.bornAt <= run.bornAt;
+			const older = wait.probes.filter(counts);
+			if (older.some((probe) => probe.doneAge === undefined)) break;
+			const age = Math.max(run.firstAge, ...older.map((probe) => probe.doneAge!));
+			[run.role, run.dueAt] = ['swept', Math.max(now, run.bornAt + age)];
+		}
+	}
+
+	/** By id: a run's `startedOn` places it and the unread runs before it, from the latest. */
+	private placeByStart(run: Run): void {
+		const started = timeOf(run.lastAnswer?.startedOn);
+		const byId = run.target.submittedAt === undefined && run.startedOn === undefined;
+		if (!byId || !Number.isFinite(started)) return;
+		run.startedOn = started;
+		const { runs, beganAt } = run.wait;
+		const latest = Math.max(...runs.map((other) => other.startedOn ?? -Infinity));
+		let nextKnown = latest;
+		for (const other of [...runs].reverse()) {
+			nextKnown = other.startedOn ?? nextKnown;
+			if (other.target.submittedAt === undefined && !other.outcome && other.role !== 'swept')
+				other.bornAt = beganAt - (latest - nextKnown);
+		}
+	}
+
+	/** A run's length from its submission (`startedOn`, by id) to its end, on the API's clock. */
+	private learn(run: Run, now: number): void {
+		const answer = run.lastAnswer ?? {};
+		const [started, completed] = [timeOf(answer.startedOn), timeOf(answer.completedOn)];
+		const ahead = this.apiAhead ?? 0;
+		const submitted = run.target.submittedAt === undefined ? started - ahead : run.bornAt;
+		const kept = completed - submitted;
+		const seen = Number.isFinite(kept) && kept >= ahead ? kept : now - run.bornAt + ahead;
+		const key = lower(answer.workflowId ?? run.target.workflowId).trim();
+		const known = this.lengths.get(key);
+		const shortest = Math.min(known?.shortest ?? seen, seen);
+		const longest = Math.max(known?.longest ?? seen, seen);
+		this.lengths.set(key, { shortest, longest, runs: (known?.runs ?? 0) + 1 });
+	}
+}

@@ -1,0 +1,236 @@
+/**
+ * The waiting loop (nodes/DocumentWorkflow/waiting/loop.ts) through n8n-core against the
+ * sandbox: one watcher per API key shared by executions that run at once or one after another,
+ * each with its own context; what one taught the next; and no execution held by a read another
+ * started. The policy's decisions themselves are replayed without I/O in policy.test.ts.
+ */
+import { activeWatcherCount } from '../../../../nodes/DocumentWorkflow/waiting/loop';
+import type { Env } from '../../../harness/sandbox';
+import {
+	FAST_WAIT,
+	pathOf,
+	pdfItems,
+	requests,
+	submitParams,
+	useSandbox,
+	waitParams,
+} from '../../../harness/sandbox';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The status reads of one run that the API answered (GET /runs/{id}, 200). */
+async function statusReads(env: Env, runId: string): Promise<number> {
+	return (await requests(env, { method: 'GET', pathPrefix: `/runs/${runId}` })).filter(
+		(entry) => pathOf(entry) === `/runs/${runId}` && entry.status === 200,
+	).length;
+}
+
+/** Submits one document per script, in order, and returns their run ids. */
+async function submitRuns(
+	env: Env,
+	scripts: Array<Parameters<Env['sandbox']['control']['setNextScripts']>[1]>,
+	workflowId = env.sandbox.defaultWorkflowId,
+): Promise<string[]> {
+	for (const script of scripts) await env.sandbox.control.setNextScripts(workflowId, script);
+	const submitted = await env.run(submitParams(workflowId, {}, { concurrency: 1 }), {
+		items: pdfItems(scripts.length),
+	});
+	return submitted.items.map((item) => item.json.runId as string);
+}
+
+const waitOnRun = (env: Env, runId: string, extra: Record<string, unknown> = {}) =>
+	env.run(
+		{
+			resource: 'run',
+			operation: 'wait',
+			runId,
+			options: { ...FAST_WAIT, maxPollIntervalSeconds: 1 },
+		},
+		extra,
+	);
+
+/** How long `work` took, with its result. */
+async function timed<T>(work: Promise<T>, started = Date.now()): Promise<{ ms: number; value: T }> {
+	const value = await work;
+	return { ms: Date.now() - started, value };
+}
+
+describe('one watcher per API key, shared by executions', () => {
+	const env = useSandbox();
+
+	it('what one execution learned serves the next: a run as long as the last is read once, when it ends', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setNextScripts(
+			wf,
+			[{ status: 'running', ms: 1500 }, { status: 'completed' }],
+			2,
+		);
+		const options = { initialPollIntervalSeconds: 1, maxPollIntervalSeconds: 20 };
+		const first = await env.run(waitParams(wf, options), { items: pdfItems(1) });
+		const second = await env.run(waitParams(wf, options), { items: pdfItems(1) });
+		expect([first.items[0].json.waitOutcome, second.items[0].json.waitOutcome]).toEqual([
+			'completed',
+			'completed',
+		]);
+		expect(await statusReads(env, String(first.items[0].json.runId))).toBeGreaterThan(1);
+		expect(await statusReads(env, String(second.items[0].json.runId))).toBe(1);
+	});
+
+	it('executions at once share it; one cancelled, one failing and one finishing each end on their own, and then nothing is left', async () => {
+		const [finishing, failing, cancelled] = await submitRuns(env, [
+			[{ status: 'running', ms: 2500 }, { status: 'completed' }],
+			[
+				{ status: 'running', ms: 800 },
+				{ status: 'failed', error: { code: 'BROKEN' } },
+			],
+			[{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+		]);
+		const ended: Record<string, number> = {};
+		const track = <T>(name: string, work: Promise<T>) =>
+			work.finally(() => (ended[name] = Date.now()));
+		const runs = Promise.all([
+			track('finishing', waitOnRun(env, finishing)),
+			track('failing', waitOnRun(env, failing)),
+			track('cancelled', waitOnRun(env, cancelled, { cancelAfterMs: 1200 })),
+		]);
+		await pause(400);
+		expect(activeWatcherCount()).toBe(1);
+		const [done, failed, stopped] = await runs;
+		expect(done.error).toBeUndefined();
+		expect(done.items[0].json).toMatchObject({ runId: finishing, waitOutcome: 'completed' });
+		expect(failed.error?.message).toMatch(new RegExp(`^Run ${failing} failed: BROKEN`));
+		expect(stopped.run.status).toBe('canceled');
+		// Neither the failure nor the cancel held the others: each ended before the finishing run did.
+		expect(ended.failing).toBeLessThan(ended.finishing);
+		expect(ended.cancelled).toBeLessThan(ended.finishing);
+		// The cancelled execution's run left the watcher at once: not read after it ended.
+		const readsOfCancelled = (await requests(env, { pathPrefix: `/runs/${cancelled}` })).map(
+			(entry) => entry.realTimeMs,
+		);
+		expect(Math.max(...readsOfCancelled)).toBeLessThanOrEqual(ended.cancelled);
+		// Once nothing waits, the watcher is gone and sends nothing more.
+		expect(activeWatcherCount()).toBe(0);
+		const before = (await requests(env)).length;
+		await pause(500);
+		expect((await requests(env)).length).toBe(before);
+	});
+
+	it('a run.completed event for a run still running does not end its wait: the run is read first', async () => {
+		const runIds = await submitRuns(
+			env,
+			Array.from({ length: 5 }, () => [{ status: 'running', ms: 2500 }, { status: 'completed' }]),
+		);
+		const waits = runIds.map((id) => waitOnRun(env, id));
+		await pause(600);
+		const [runId] = runIds;
+		await env.sandbox.control.createEvents([
+			{ type: 'run.completed', data: { runId, status: 'completed' } },
+		]);
+		const item = (await waits[0]).items[0].json;
+		expect(item).toMatchObject({ runId, status: 'completed', waitOutcome: 'completed' });
+		// Completed by the sandbox's clock no earlier than its script allows.
+		expect(
+			Date.parse(String(item.completedOn)) - Date.parse(String(item.startedOn)),
+		).toBeGreaterThanOrEqual(2500);
+		await Promise.all(waits.slice(1));
+	});
+});
+
+describe("no execution waits on another's read (issue 34)", () => {
+	const env = useSandbox();
+
+	/** Three one-document executions at once on runs of a minute, so that the list is read for them. */
+	async function threeWaiting(limits: Array<Record<string, unknown>>) {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setNextScripts(
+			wf,
+			[{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+			3,
+		);
+		const started = Date.now();
+		return limits.map((options) =>
+			timed(
+				env.run(waitParams(wf, { onTimeLimit: 'item', ...options }), { items: pdfItems(1) }),
+				started,
+			),
+		);
+	}
+
+	it('an event list that answers in 30 s: each wait still returns within a second of its Max Wait Time, and then nothing is left', async () => {
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 30_000,
+			method: 'GET',
+			pathPrefix: '/events',
+		});
+		const [a, b, c] = await Promise.all(
+			await threeWaiting([
+				{ maxWaitMinutes: 0.025 },
+				{ maxWaitMinutes: 0.04 },
+				{ maxWaitMinutes: 0.04 },
+			]),
+		);
+		expect(a.value.items[0].json.waitOutcome).toBe('timeLimit');
+		// 1.5 s and 2.4 s limits, the upload before them: before, the read held all three for 30 s.
+		expect(a.ms).toBeLessThan(1500 + 1000 + 500);
+		expect(Math.max(b.ms, c.ms)).toBeLessThan(2400 + 1000 + 500);
+		// The read made for them is abandoned with the last of them: no watcher is left running.
+		expect(activeWatcherCount()).toBe(0);
+	});
+
+	it('a long Retry-After met by a read of the list made for others: each wait still returns within a second of its Max Wait Time', async () => {
+		await env.sandbox.control.addFault({
+			kind: 'rate429',
+			retryAfter: 20,
+			method: 'GET',
+			pathPrefix: '/events',
+			count: 1,
+		});
+		const [a, b] = await Promise.all(
+			await threeWaiting([
+				{ maxWaitMinutes: 0.025 },
+				{ maxWaitMinutes: 0.04 },
+				{ maxWaitMinutes: 0.04 },
+			]),
+		);
+		// Every read of the key waits out the 20 s, the wait's own checks too; but not past its limit.
+		expect(a.value.items[0].json).toMatchObject({ waitOutcome: 'timeLimit', finished: false });
+		expect(a.ms).toBeLessThan(1500 + 1000 + 500);
+		expect(b.ms).toBeLessThan(2400 + 1000 + 500);
+	});
+});
+
+describe('what runs seen final tell of the event list', () => {
+	const env = useSandbox();
+
+	it('runs a batch saw final while the list was not read are no evidence that events name no run: later executions still have the list name theirs', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		// A batch of three, which reads no list: its runs are seen final by their own reads.
+		await env.sandbox.control.setNextScripts(
+			wf,
+			[{ status: 'running', ms: 300 }, { status: 'completed' }],
+			3,
+		);
+		expect((await env.run(waitParams(wf), { items: pdfItems(3) })).error).toBeUndefined();
+		// Before, such runs piled up unchecked (one timestamp each, pruned only after a read of the
+		// list) and counted against naming at the first read 5 s later: the list was left alone for
+		// good, and the runs below were read a fifth of their age apart, not once each.
+		await pause(5200);
+		const { id: other } = await env.sandbox.control.createWorkflow({
+			name: 'later',
+			triggerFormats: ['pdf'],
+		});
+		await env.sandbox.control.setNextScripts(
+			other,
+			[{ status: 'running', ms: 3000 }, { status: 'completed' }],
+			3,
+		);
+		const later = await Promise.all(
+			[0, 1, 2].map(() => env.run(waitParams(other), { items: pdfItems(1) })),
+		);
+		const reads = await Promise.all(
+			later.map((result) => statusReads(env, String(result.items[0].json.runId))),
+		);
+		expect(reads).toEqual([1, 1, 1]);
+	});
+});

@@ -1,0 +1,321 @@
+/**
+ * The waiting policy (nodes/DocumentWorkflow/waiting/policy.ts) replayed on a simulated clock
+ * against a simulated API (simulator.ts): which run is read when, what a read of the event list
+ * stands in for, what one run teaches the next. No I/O: what is asserted is the policy's
+ * decisions, and each test runs in well under a second.
+ */
+import {
+	ANSWER_MS,
+	COLD_SHARE,
+	LIST_MISSES,
+	LOOK_FACTOR,
+	PROBES,
+	RUN_SHARE,
+} from '../../../../nodes/DocumentWorkflow/waiting/policy';
+import type { Figures, Pattern, SimulationOptions } from './simulator';
+import { Simulation, quantile, spread } from './simulator';
+
+const same = (ms: number) => () => ms;
+const lengths = (list: number[]) => (n: number) => list[n];
+const total = (figures: Figures) => figures.readAges.reduce((sum, ages) => sum + ages.length, 0);
+/** A batch of 200 documents in one execution, uploaded over 1.5 s (a round trip of 15 ms). */
+const batch = (lengthOf: Pattern['lengthOf'], extra: Partial<Pattern> = {}) =>
+	new Simulation({ latencyMs: 15 }).run({ alive: 1, total: 1, batch: 200, lengthOf, ...extra });
+const ratio = (figures: Figures) =>
+	(figures.endedAt - figures.startedAt) / (figures.floor - figures.startedAt);
+
+describe('a batch: probes, a sweep, rounds', () => {
+	it.each([5000, 60_000, 300_000])(
+		'runs of one length (%i ms): a few probes learn it, every other run is read exactly once',
+		(ms) => {
+			const figures = batch(same(ms));
+			const once = figures.readAges.filter((ages) => ages.length === 1).length;
+			expect(once).toBeGreaterThanOrEqual(200 - PROBES);
+			expect(total(figures) / 200).toBeLessThanOrEqual(1.4);
+			expect(ratio(figures)).toBeLessThanOrEqual(1.1);
+		},
+	);
+
+	it('run lengths spread from 5 s to 2 min: the sweep waits for the longest probe, so the last run is seen soon after it ends for under 1.4 reads a run', () => {
+		const figures = batch(spread(200));
+		expect(ratio(figures)).toBeLessThanOrEqual(1.1);
+		expect(total(figures) / 200).toBeLessThanOrEqual(1.4);
+	});
+
+	it('runs of one length uploaded over 1.5 s: a probe lined up at the age the first was seen final counts as done then, so the sweep is not held back by how late its read came', () => {
+		// Without the line-up the last run is seen 1.5 times its floor; the probes take turns, so
+		// the first end is seen when an ended probe's turn comes (this simulation's phase: 1.2).
+		const figures = batch(same(6000));
+		expect(ratio(figures)).toBeLessThanOrEqual(1.25);
+		expect(total(figures) / 200).toBeLessThanOrEqual(1.15);
+	});
+
+	it('runs longer than every probe (half the batch 5 s, half 2 min) are found by the sweep and watched as a new round', () => {
+		const figures = batch((n) => (n % 2 ? 5000 : 120_000));
+		expect(ratio(figures)).toBeLessThanOrEqual(1.1);
+		expect(total(figures) / 200).toBeLessThanOrEqual(1.5);
+	});
+
+	it('runs waited on by id: the probes are read at once, their starts place the others, which are read once', () => {
+		const figures = batch(same(5000), { byId: true });
+		const once = figures.readAges.filter((ages) => ages.length === 1).length;
+		expect(once).toBeGreaterThanOrEqual(200 - PROBES);
+		// The batch goal (the probes take turns: how soon an ended one's turn comes is a matter of phase).
+		expect(ratio(figures)).toBeLessThanOrEqual(1.15);
+	});
+
+	it('at Max Wait Time every run of the batch is read once more, whatever its sweep would say', () => {
+		const figures = batch(same(60_000), { settings: { maxWaitMs: 3000 } });
+		// The wait began once the last upload was answered; its limit is 3 s after that.
+		const limitAt = Math.max(...figures.createdAt) + 15 + 3000;
+		figures.readAges.forEach((ages, i) => {
+			const at = ages.map((age) => figures.createdAt[i] + age);
+			// Ten at a time (Concurrent Checks), within the First Check Interval after the limit.
+			expect(at.some((time) => time >= limitAt && time <= limitAt + 1000)).toBe(true);
+		});
+		expect(figures.endedAt).toBeLessThanOrEqual(limitAt + 1000);
+	});
+
+	it('no run is read before the First Check Interval', () => {
+		const figures = batch(same(100));
+		expect(Math.min(...figures.readAges.flat())).toBeGreaterThanOrEqual(1000);
+	});
+});
+
+describe('one run: its own reads, a share of its age apart', () => {
+	const alone = (ms: number, settings: Pattern['settings'] = {}) =>
+		new Simulation({ named: false }).run({ alive: 1, total: 1, lengthOf: same(ms), settings });
+
+	it("a workflow's first execution reaches a run of 130 s in the fewest reads a fifth of its age allows, and sees it within a fifth", () => {
+		// A fifth of the age apart from 1 s: 1.2^27 ≈ 137 s, so about the 28th read is the first that can see it.
+		const figures = alone(130_000);
+		expect(figures.status).toBeLessThanOrEqual(28);
+		expect(figures.late[0]).toBeLessThanOrEqual(RUN_SHARE);
+		// A fifth of its age apart, or the shortest gap while young: a fifth of the First Check Interval and an answer.
+		const ages = figures.readAges[0];
+		const shortest = RUN_SHARE * 1000 + ANSWER_MS + 20;
+		ages
+			.slice(1)
+			.forEach((age, i) =>
+				expect(age - ages[i]).toBeLessThanOrEqual(Math.max(RUN_SHARE * ages[i], shortest)),
+			);
+	});
+
+	it('never longer apart than the Longest Check Interval', () => {
+		const ages = alone(600_000, { maxPollIntervalMs: 5000 }).readAges[0];
+		const gaps = ages.slice(1).map((age, i) => age - ages[i]);
+		expect(Math.max(...gaps)).toBeLessThanOrEqual(5000 + 30);
+	});
+});
+
+describe('what one execution taught the next (one process, one API key)', () => {
+	it('a run as long as the last is read once, where it ends', () => {
+		const sim = new Simulation();
+		const first = sim.run({ alive: 1, total: 1, lengthOf: same(1500) });
+		const second = sim.run({ alive: 1, total: 1, lengthOf: same(1500) });
+		expect(first.status).toBeGreaterThanOrEqual(3);
+		expect(second.status).toBe(1);
+	});
+
+	it('runs that are queued before they start: what the next execution waits for counts the queue too', () => {
+		// From startedOn to completedOn 1.5 s, from the submission 3 s: counted from startedOn, the
+		// second run would be read at 1.5 s, still queued, and again and again after.
+		const sim = new Simulation();
+		const pattern = { alive: 1, total: 1, lengthOf: same(3000), queuedOf: same(1500) };
+		sim.run(pattern);
+		expect(sim.run(pattern).status).toBe(1);
+	});
+
+	it("one run seen final is no length its workflow's runs share: where events name their run, a later, longer run is read once, when the list names it", () => {
+		const sim = new Simulation();
+		sim.run({ alive: 3, total: 3, lengthOf: same(500), workflowId: 'taught-naming' });
+		sim.run({ alive: 1, total: 1, lengthOf: same(1000) });
+		expect(sim.run({ alive: 1, total: 1, lengthOf: same(6000) }).status).toBe(1);
+	});
+});
+
+describe('the event list, read for many one-run waits at once', () => {
+	/** Three executions at once teach the process that this key's run events name their run. */
+	const taught = (options: SimulationOptions = {}) => {
+		const sim = new Simulation(options);
+		sim.run({ alive: 3, total: 3, lengthOf: same(500), workflowId: 'taught-naming' });
+		expect(sim.processes[0].policy.namesRuns).toBe(true);
+		return sim;
+	};
+
+	it('where events name their run, one execution waiting alone is found by the list, not by reads of its own, though its workflow had far longer runs', () => {
+		const sim = taught();
+		sim.run({ alive: 4, total: 4, lengthOf: lengths([3000, 3200, 3400, 8000]) });
+		const alone = sim.run({ alive: 1, total: 1, lengthOf: same(3000) });
+		expect(alone.status).toBe(1);
+		expect(alone.late[0]).toBeLessThanOrEqual(RUN_SHARE);
+		// A plain poller, a fifth of the run's age apart and never reading the list, reads it
+		// several times to be as soon: the bound alone would prove nothing about the list.
+		const poller = new Simulation({ eventsReadable: false }).run({
+			...{ alive: 1, total: 1, lengthOf: same(3000) },
+		});
+		expect(poller.late[0]).toBeLessThanOrEqual(RUN_SHARE);
+		expect(poller.status).toBeGreaterThan(1);
+	});
+
+	it('where events name their run and run lengths vary, each run is read once, when the list names it, though it runs past the not-found grace period', () => {
+		const sim = taught();
+		const figures = sim.run({
+			alive: 11,
+			total: 11,
+			lengthOf: (n) => 1000 + 500 * n,
+			settings: { notFoundGraceMs: 3000 },
+		});
+		expect(figures.readAges.map((ages) => ages.length)).toEqual(new Array(11).fill(1));
+	});
+
+	it("an event listed too late for the list does not hold its run up for ever: reads of the list that show nothing stand in for its own reads only until LOOK_FACTOR times the longer of the grace period and its workflow's longest run", () => {
+		const sim = taught();
+		sim.run({ alive: 3, total: 3, lengthOf: lengths([1000, 1500, 2500]) });
+		const settings = { notFoundGraceMs: 2000 };
+		// Runs of 3 s and 5 s; the first one's run.completed is listed only 8 s after it was created,
+		// under an id older than those the list was read past.
+		const figures = sim.run({
+			...{ alive: 2, total: 2, arrivalGapMs: 300, settings },
+			lengthOf: lengths([3000, 5000]),
+			eventDelayOf: (n) => (n === 0 ? 8000 : 0),
+		});
+		const [reads, other] = figures.readAges;
+		// Looks stood in for its own reads (a fifth of its age apart would read it several times) ...
+		expect(reads).toHaveLength(1);
+		expect(other).toHaveLength(1);
+		// ... until LOOK_FACTOR times the longer of the grace period and the longest run seen (the
+		// other one's, 5 s, by then).
+		expect(reads[0]).toBeGreaterThan(8000);
+		expect(reads[0]).toBeLessThanOrEqual(LOOK_FACTOR * 5000 + 300);
+	});
+
+	it('a run the list looks at that was read before (waited on by id, read at once) is read by itself again once it is LOOK_FACTOR times as old as at that read', () => {
+		const sim = taught();
+		sim.run({ alive: 3, total: 3, lengthOf: lengths([1000, 1500, 2500]) });
+		const figures = sim.run({
+			...{ alive: 2, total: 2, byId: true, lengthOf: lengths([3000, 5000]) },
+			eventDelayOf: (n) => (n === 0 ? 60_000 : 0),
+		});
+		const ages = figures.readAges[0];
+		ages.slice(1).forEach((age, i) => expect(age).toBeLessThanOrEqual(LOOK_FACTOR * ages[i] + 300));
+		expect(figures.late[0]).toBeLessThanOrEqual(LOOK_FACTOR - 1);
+	});
+
+	it('a run an event named as ended before its read showed it final is read at once, then on its own schedule, not left to reads of the list', () => {
+		const run = (early: boolean) =>
+			new Simulation().run({
+				alive: 5,
+				total: 5,
+				lengthOf: (n) => (n === 0 ? 2500 : 6000),
+				earlyEventOf: (n) => (early && n === 0 ? 600 : undefined),
+			});
+		const named = run(true).readAges[0];
+		// The event caused a read (without it, none comes so soon) ...
+		expect(named.some((age) => age >= 600 && age < 1200)).toBe(true);
+		expect(run(false).readAges[0].some((age) => age < 1200)).toBe(false);
+		// ... and its later reads are its own, a fifth of its age apart: it is seen within that.
+		const [last, seen] = named.slice(-2);
+		expect(seen - last).toBeLessThanOrEqual(RUN_SHARE * last + 50);
+	});
+
+	it("a run older than one length past its workflow's longest run seen is looked at at a known run's share, though its wait began knowing no run of it", () => {
+		const sim = taught();
+		const readsOfList = () => sim.counts.events;
+		const before = readsOfList();
+		const figures = sim.run({ alive: 4, total: 4, lengthOf: lengths([1000, 8000, 8000, 8000]) });
+		// From 1.2 s to 8 s at a tenth of their age: 20 reads or so; at a fifth, 10 or so.
+		const looks = readsOfList() - before;
+		expect(looks).toBeLessThanOrEqual(Math.log(8 / 1.2) / Math.log(1 + RUN_SHARE) + 6);
+		expect(figures.status).toBe(4);
+	});
+
+	it.each([
+		['name their run', true],
+		['name no run', false],
+	])(
+		'runs of 3 s for 20 executions at once complete with few status reads when run events %s',
+		(_label, named) => {
+			const figures = new Simulation({ named }).run({ alive: 20, total: 20, lengthOf: same(3000) });
+			expect(figures.status / 20).toBeLessThanOrEqual(named ? 1.1 : 1.5);
+		},
+	);
+
+	it(`run events that name no run: ${LIST_MISSES} runs seen final that no event named say so, and the list is no longer read`, () => {
+		const sim = new Simulation({ named: false });
+		sim.run({ alive: 5, total: 20, lengthOf: (n) => 2000 + 700 * (n % 5) });
+		expect(sim.processes[0].policy.namesRuns).toBe(false);
+		const before = sim.counts.events;
+		sim.run({ alive: 10, total: 10, lengthOf: (n) => 2000 + 300 * n });
+		expect(sim.counts.events).toBe(before);
+	});
+
+	it(`a list that cannot be read (no events:read) is left alone after ${LIST_MISSES} reads, and every run is still seen within its share`, () => {
+		const figures = new Simulation({ eventsReadable: false }).run({
+			alive: 10,
+			total: 10,
+			lengthOf: (n) => 2000 + 500 * n,
+		});
+		expect(figures.events).toBe(LIST_MISSES);
+		expect(Math.max(...figures.late)).toBeLessThanOrEqual(RUN_SHARE);
+	});
+
+	it('runs seen final while the list is not read (batches) are no evidence about naming: a later read still learns that events name their run', () => {
+		const sim = new Simulation();
+		// Ten thousand runs seen final in batches, which never read the list.
+		for (let i = 0; i < 50; i++) sim.run({ alive: 1, total: 1, batch: 200, lengthOf: same(1500) });
+		const figures = sim.run({ alive: 5, total: 5, lengthOf: same(4000), workflowId: 'new' });
+		expect(sim.processes[0].policy.namesRuns).toBe(true);
+		expect(figures.status).toBe(5);
+	});
+});
+
+describe("the benchmark's patterns, simulated (a round trip of 20 ms; n8n starts executions 200 ms apart)", () => {
+	const pattern = (alive: number, total: number, lengthOf: Pattern['lengthOf']): Pattern => ({
+		...{ alive, total, lengthOf, startSpacingMs: 200 },
+		settings: { includeOutput: true },
+	});
+	const within = (figures: Figures, share: number) =>
+		figures.late.filter((late) => late <= share).length / figures.late.length;
+
+	it.each([
+		['runs of 20 s, events name their run', true, 4],
+		['runs of 20 s, events name no run', false, 6],
+	])(
+		'the first 40 executions of a process that learned nothing, %s: at most %i requests a document, 90% within a tenth, all within a fifth',
+		(_label, named, most) => {
+			const figures = new Simulation({ named }).run(pattern(40, 40, same(20_000)));
+			expect(figures.perDocument).toBeLessThanOrEqual(most);
+			expect(within(figures, COLD_SHARE)).toBeGreaterThanOrEqual(0.9);
+			expect(within(figures, RUN_SHARE)).toBe(1);
+		},
+	);
+
+	it('the first 40 executions, runs of 5 to 120 s: at most 5 requests a document, all within a fifth', () => {
+		const figures = new Simulation().run(pattern(40, 40, spread(80)));
+		expect(figures.perDocument).toBeLessThanOrEqual(5);
+		expect(within(figures, RUN_SHARE)).toBe(1);
+	});
+
+	it.each([
+		['runs of 20 s, events name their run', true, same(20_000), 120, 4, 0.1],
+		['runs of 20 s, events name no run', false, same(20_000), 120, 6, 0.1],
+		['runs of 5 to 120 s, events name their run', true, spread(80), 80, 5, 0.2],
+		['runs of 5 to 120 s, events name no run', false, spread(80), 80, 16, 0.2],
+	])(
+		'40 executions alive at once, %s: the goals of the benchmark row',
+		(_label, named, lengthOf, count, most, worst) => {
+			const figures = new Simulation({ named }).run(pattern(40, count, lengthOf));
+			expect(figures.perDocument).toBeLessThanOrEqual(most);
+			expect(Math.max(...figures.late)).toBeLessThanOrEqual(worst);
+		},
+	);
+
+	it('200 executions alive at once on two processes (queue mode) under a read limit of 50 a second: under 1% answered 429, at most 4 requests a document', () => {
+		const sim = new Simulation({ readLimit: 50, processes: 2 });
+		const figures = sim.run(pattern(200, 200, same(5000)));
+		expect(figures.rateLimited / figures.requests).toBeLessThan(0.01);
+		expect(figures.perDocument).toBeLessThanOrEqual(4);
+		expect(quantile(figures.late, 1)).toBeLessThan(1);
+	});
+});
