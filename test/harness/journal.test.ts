@@ -100,7 +100,7 @@ describe('the key scan', () => {
 
 	test('costs about the same with 300 keys as with 3: one pass over each entry, not one per key', () => {
 		const line = `n8n logger (debug) request to https://api.example.com/runs/1 ${'x'.repeat(2000)}`;
-		const lines = Array.from({ length: 2_000 }, () => log(line));
+		const lines = Array.from({ length: 4_000 }, () => log(line));
 		/** The fastest of three scans (a loaded machine slows some, never speeds any up). */
 		const time = (keys: number) => {
 			const entries = [...Array.from({ length: keys }, () => secret(key())), ...lines];
@@ -114,7 +114,8 @@ describe('the key scan', () => {
 		};
 		const few = time(3);
 		const many = time(300);
-		// The per-key search took about 100 times longer with 300 keys than with 3.
-		expect(many).toBeLessThan(5 * few + 100);
+		// The per-key search took about 100 times longer with 300 keys than with 3; the margin is
+		// wide so that a loaded machine cannot fail it (building the automaton grows with the keys).
+		expect(many).toBeLessThan(10 * few + 200);
 	});
 });

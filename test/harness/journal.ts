@@ -163,8 +163,11 @@ class LeakMatcher {
 	private readonly fail: number[] = [0];
 	/** Per state: the (key, form) pairs whose needle ends there, suffix matches included. */
 	private readonly ends: Array<Array<{ key: number; form: number }>> = [[]];
-	/** The automaton's moves for ASCII characters, failures resolved: `ascii[state * 128 + code]`. */
-	private ascii = new Int32Array(0);
+	/** ASCII character code → its class: 0 for characters in no needle, else 1 + its index. */
+	private readonly classOf = new Int32Array(128);
+	private classes = 1;
+	/** The automaton's moves for ASCII characters, failures resolved: `moves[state * classes + class]`. */
+	private moves = new Int32Array(0);
 
 	constructor(secrets: string[]) {
 		secrets.forEach((secret, key) =>
@@ -177,6 +180,7 @@ class LeakMatcher {
 		let state = 0;
 		for (let i = 0; i < word.length; i++) {
 			const c = word.charCodeAt(i);
+			if (c < 128 && this.classOf[c] === 0) this.classOf[c] = this.classes++;
 			let to = this.next[state].get(c);
 			if (to === undefined) {
 				to = this.next.length;
@@ -191,14 +195,17 @@ class LeakMatcher {
 	}
 
 	private link(): void {
-		this.ascii = new Int32Array(this.next.length * 128);
+		const width = this.classes;
+		const codes = [...this.classOf.keys()].filter((c) => this.classOf[c] !== 0);
+		this.moves = new Int32Array(this.next.length * width);
 		const queue = [0];
 		for (let head = 0; head < queue.length; head++) {
 			const state = queue[head];
-			for (let c = 0; c < 128; c++) {
+			const failRow = this.fail[state] * width;
+			for (const c of codes) {
 				const to = this.next[state].get(c);
-				this.ascii[state * 128 + c] =
-					to ?? (state === 0 ? 0 : this.ascii[this.fail[state] * 128 + c]);
+				this.moves[state * width + this.classOf[c]] =
+					to ?? (state === 0 ? 0 : this.moves[failRow + this.classOf[c]]);
 			}
 			for (const [c, to] of this.next[state]) {
 				const target = state === 0 ? 0 : this.step(this.fail[state], c);
@@ -211,7 +218,7 @@ class LeakMatcher {
 
 	/** The state after reading character `c` in `state`. */
 	private step(state: number, c: number): number {
-		if (c < 128) return this.ascii[state * 128 + c];
+		if (c < 128) return this.moves[state * this.classes + this.classOf[c]];
 		for (;;) {
 			const to = this.next[state].get(c);
 			if (to !== undefined) return to;
@@ -224,11 +231,11 @@ class LeakMatcher {
 	scan(text: string): Map<number, number> {
 		const found = new Map<number, number>();
 		const lower = text.toLowerCase();
-		const ascii = this.ascii;
+		const { moves, classOf, classes } = this;
 		let state = 0;
 		for (let i = 0; i < lower.length; i++) {
 			const c = lower.charCodeAt(i);
-			state = c < 128 ? ascii[state * 128 + c] : this.step(state, c);
+			state = c < 128 ? moves[state * classes + classOf[c]] : this.step(state, c);
 			const ends = this.ends[state];
 			for (let e = 0; e < ends.length; e++) {
 				const { key, form } = ends[e];
