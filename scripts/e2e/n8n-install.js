@@ -211,6 +211,7 @@ function installLocked(line) {
 			seconds: Math.round((Date.now() - t0) / 1000),
 		};
 		fs.writeFileSync(path.join(tmp, '.installed.json'), `${JSON.stringify(marker, null, 2)}\n`);
+		fs.chmodSync(tmp, 0o755); // mkdtemp made it private
 		// A folder that failed the check goes aside first: rename() does not replace a full folder.
 		if (fs.existsSync(info.dir)) {
 			const aside = fs.mkdtempSync(path.join(INSTALL_CACHE, '.failed-'));
@@ -270,10 +271,10 @@ function main(args) {
 		} else {
 			const t0 = Date.now();
 			const cached = checkInstall(info).ok;
-			ensureInstall(line);
+			const done = ensureInstall(line);
 			// Read by scripts/timings.js: a run that installed is a run on a machine without the cache.
 			process.stdout.write(
-				`[timing] n8n install ${info.version}: ${((Date.now() - t0) / 1000).toFixed(1)} s (${cached ? 'cached' : 'installed'}) in ${info.dir}\n`,
+				`[timing] n8n install ${info.version}: ${((Date.now() - t0) / 1000).toFixed(1)} s (${cached ? 'cached' : 'installed'}) in ${done.dir}\n`,
 			);
 		}
 	}
