@@ -22,9 +22,11 @@ cleanup() {
   # (redis, postgres, n8n main/workers run detached, each its own group) are found by the
   # scratch folders they run in (their working directory under .e2e/queue/), never by a broad name.
   if [[ -n "$jest_pid" ]] && kill -0 "$jest_pid" 2>/dev/null; then kill -TERM "$jest_pid" 2>/dev/null || true; sleep 5; kill -KILL "$jest_pid" 2>/dev/null || true; fi
+  # PostgreSQL may run in a folder of the system temp folder, linked from $queue_dir/pg (queue.js).
+  local pg_dir=""; [[ -L "$queue_dir/pg" ]] && pg_dir="$(readlink -f "$queue_dir/pg")/"
   for d in /proc/[0-9]*; do
     cwd="$(readlink "$d/cwd" 2>/dev/null || true)"
-    [[ "$cwd" == "$queue_dir/"* ]] || continue
+    [[ "$cwd/" == "$queue_dir/"* || ( -n "$pg_dir" && "$cwd/" == "$pg_dir"* ) ]] || continue
     pgid="$(ps -o pgid= -p "${d#/proc/}" | tr -d ' ')"; [[ -n "$pgid" ]] && kill -KILL "-$pgid" 2>/dev/null || true
   done
 }

@@ -56,8 +56,7 @@ install_lines() {
     if ! wait "$pid"; then
       echo "n8n line $line failed to install:"; tail -50 "$logs/install-$line.log"; return 1
     fi
-    grep -h "^\[timing\]" "$logs/install-$line.log" || true
-    tail -1 "$logs/install-$line.log"
+    grep -h "^\[timing\]" "$logs/install-$line.log" || tail -1 "$logs/install-$line.log"
   done
 }
 timed "prepare n8n installs (${lines})" install_lines
