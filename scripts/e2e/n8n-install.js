@@ -19,12 +19,16 @@ const RECIPE =
 	'npm ci --ignore-scripts; npm rebuild sqlite3 isolated-vm with the Node build first on PATH (1)';
 const NO_LOCKFILE = '(resolved at install time, no committed lockfile)';
 
-/** The user-level cache (E2E_N8N_CACHE moves it). */
+/**
+ * The user-level cache (E2E_N8N_CACHE moves it). Its path must not hold the package's name:
+ * the e2e tests read any log line naming it after "error" as a load error of the package, and
+ * every stack trace of n8n names the folder n8n runs from.
+ */
 const INSTALL_CACHE =
 	process.env.E2E_N8N_CACHE ||
 	path.join(
 		process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'),
-		'n8n-nodes-document-workflow',
+		'document-workflow-e2e',
 		'n8n',
 	);
 
@@ -84,6 +88,10 @@ const keyOf = (wrapper, lockText) =>
 
 /** Where a line's install lives and what it holds. */
 function installInfo(line) {
+	if (INSTALL_CACHE.includes('n8n-nodes-document-workflow'))
+		throw new Error(
+			`E2E_N8N_CACHE=${INSTALL_CACHE} holds the package's name, which the e2e tests would read in every n8n stack trace as a load error of the package: choose another folder`,
+		);
 	const pin = pinnedLine(line);
 	const wrapper = wrapperPackage(pin);
 	const lockText = committedLockfile(pin, wrapper);
