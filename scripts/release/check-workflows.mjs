@@ -75,10 +75,16 @@ if (ci) {
 	require(steps['ci.yml'].some(
 		(s) => s.run === 'bash .ci/run',
 	), 'ci.yml: must run .ci/run (the same checks as CI here)');
+	// The installs' own cache folder, keyed on what the installs are keyed on (n8n-install.js).
 	const cache = steps['ci.yml'].find((s) => s.uses?.startsWith('actions/cache@'));
-	require(cache?.with?.key?.includes(
-		"hashFiles('scripts/e2e/install-n8n.sh')",
-	), 'ci.yml: the n8n installs must be cached, keyed on scripts/e2e/install-n8n.sh');
+	require(cache?.with?.path === '~/.cache/document-workflow-e2e/n8n' &&
+		[
+			'scripts/e2e/n8n-versions.json',
+			'scripts/e2e/n8n-*.package-lock.json',
+			'scripts/e2e/n8n-install.js',
+		].every((file) =>
+			cache?.with?.key?.includes(`'${file}'`),
+		), 'ci.yml: the n8n installs must be cached (~/.cache/document-workflow-e2e/n8n), keyed on n8n-versions.json, the n8n lockfiles and n8n-install.js');
 }
 
 const publish = workflows['publish.yml'];

@@ -16,4 +16,6 @@ module.exports = {
 	maxWorkers: 1,
 	testTimeout: 15 * 60 * 1000,
 	verbose: true,
+	// Each file's duration as a `[timing]` line (scripts/timings.js reads them from the CI log).
+	reporters: ['default', ['<rootDir>/test/harness/timing-reporter.js', { label: 'e2e-queue' }]],
 };

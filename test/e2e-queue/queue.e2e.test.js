@@ -20,13 +20,14 @@
 const crypto = require('node:crypto');
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
+const { PORTS } = require('../../scripts/e2e/ports');
 const sbx = require('../../scripts/e2e/sandbox');
 const queue = require('../../scripts/e2e/queue');
 const { batchWorkflow, triggerWorkflow } = require('./workflows');
 const { waitFor } = require('../e2e/helpers');
 
 const TRIGGER_EVENTS = ['run.completed', 'run.failed', 'review.created'];
-const MAIN_PORT = Number(process.env.E2E_QUEUE_PORT || 5700);
+const MAIN_PORT = Number(process.env.E2E_QUEUE_PORT || PORTS.queueMain);
 const sleep = e2e.sleep;
 const log = (...a) => e2e.log('[queue]', ...a);
 

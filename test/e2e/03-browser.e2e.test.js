@@ -11,6 +11,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
+const { PORTS } = require('../../scripts/e2e/ports');
 const fixtures = require('../../scripts/e2e/fixtures');
 const {
 	startOpenAiStandin,
@@ -70,7 +71,7 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 		n8n = new e2e.N8nInstance({
 			major: '2',
 			userFolder: path.join(e2e.CACHE, 'test-browser'),
-			port: 5694,
+			port: PORTS.e2eBrowser,
 			fresh: true,
 		});
 		e2e.installPackageInto(n8n.userFolder, latestTgz());

@@ -15,6 +15,7 @@
  */
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
+const { PORTS } = require('../../scripts/e2e/ports');
 const { lines, latestTgz, startSandbox, waitFor } = require('./helpers');
 
 const DURABLE_ENV = {
@@ -24,8 +25,8 @@ const DURABLE_ENV = {
 	N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'true',
 };
 const MODES = [
-	{ name: 'default', port: 5691, env: {} },
-	{ name: 'durable', port: 5692, env: DURABLE_ENV },
+	{ name: 'default', port: PORTS.e2eTriggerDurableDefault, env: {} },
+	{ name: 'durable', port: PORTS.e2eTriggerDurable, env: DURABLE_ENV },
 ];
 const BURST = 2000;
 const PAGE_LATENCY_MS = 2000;

@@ -17,6 +17,7 @@
 const path = require('node:path');
 const crypto = require('node:crypto');
 const e2e = require('../../scripts/e2e/n8n');
+const { PORTS } = require('../../scripts/e2e/ports');
 const fixtures = require('../../scripts/e2e/fixtures');
 const { lines, latestTgz, startSandbox, waitFor } = require('./helpers');
 const {
@@ -123,7 +124,7 @@ run('n8n 2.41.1: the node as a tool of the AI Agent', () => {
 		n8n = new e2e.N8nInstance({
 			major: '2',
 			userFolder: path.join(e2e.CACHE, 'test-agent-n8n2'),
-			port: 5696,
+			port: PORTS.e2eAgent,
 			fresh: true,
 		});
 		e2e.installPackageInto(n8n.userFolder, latestTgz());

@@ -9,6 +9,7 @@
  */
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
+const { PORTS } = require('../../scripts/e2e/ports');
 const { lines, latestTgz, startSandbox, waitFor } = require('./helpers');
 
 const DURABLE_ENV = {
@@ -18,8 +19,8 @@ const DURABLE_ENV = {
 	N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'true',
 };
 const MODES = [
-	{ name: 'default', port: 5693, env: {} },
-	{ name: 'durable', port: 5694, env: DURABLE_ENV },
+	{ name: 'default', port: PORTS.e2eRenameDefault, env: {} },
+	{ name: 'durable', port: PORTS.e2eRenameDurable, env: DURABLE_ENV },
 ];
 const MINUTE = 60_000;
 const OLD_NAME = 'Document Workflow Trigger';

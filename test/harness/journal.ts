@@ -154,11 +154,106 @@ function leakForms(secret: string): Array<{ form: string; needle: string }> {
 	return forms;
 }
 
+/**
+ * Finds every leak form of many keys in one pass over a text (Aho–Corasick over the lower-cased
+ * text), so scanning a run costs the length of what it journaled, not that times the number of keys.
+ */
+class LeakMatcher {
+	private readonly next: Array<Map<number, number>> = [new Map()];
+	private readonly fail: number[] = [0];
+	/** Per state: the (key, form) pairs whose needle ends there, suffix matches included. */
+	private readonly ends: Array<Array<{ key: number; form: number }>> = [[]];
+	/** ASCII character code → its class: 0 for characters in no needle, else 1 + its index. */
+	private readonly classOf = new Int32Array(128);
+	private classes = 1;
+	/** The automaton's moves for ASCII characters, failures resolved: `moves[state * classes + class]`. */
+	private moves = new Int32Array(0);
+
+	constructor(secrets: string[]) {
+		secrets.forEach((secret, key) =>
+			leakForms(secret).forEach(({ needle }, form) => this.add(needle.toLowerCase(), key, form)),
+		);
+		this.link();
+	}
+
+	private add(word: string, key: number, form: number): void {
+		let state = 0;
+		for (let i = 0; i < word.length; i++) {
+			const c = word.charCodeAt(i);
+			if (c < 128 && this.classOf[c] === 0) this.classOf[c] = this.classes++;
+			let to = this.next[state].get(c);
+			if (to === undefined) {
+				to = this.next.length;
+				this.next.push(new Map());
+				this.fail.push(0);
+				this.ends.push([]);
+				this.next[state].set(c, to);
+			}
+			state = to;
+		}
+		this.ends[state].push({ key, form });
+	}
+
+	private link(): void {
+		const width = this.classes;
+		const codes = [...this.classOf.keys()].filter((c) => this.classOf[c] !== 0);
+		this.moves = new Int32Array(this.next.length * width);
+		const queue = [0];
+		for (let head = 0; head < queue.length; head++) {
+			const state = queue[head];
+			const failRow = this.fail[state] * width;
+			for (const c of codes) {
+				const to = this.next[state].get(c);
+				this.moves[state * width + this.classOf[c]] =
+					to ?? (state === 0 ? 0 : this.moves[failRow + this.classOf[c]]);
+			}
+			for (const [c, to] of this.next[state]) {
+				const target = state === 0 ? 0 : this.step(this.fail[state], c);
+				this.fail[to] = target;
+				this.ends[to] = this.ends[to].concat(this.ends[target]);
+				queue.push(to);
+			}
+		}
+	}
+
+	/** The state after reading character `c` in `state`. */
+	private step(state: number, c: number): number {
+		if (c < 128) return this.moves[state * this.classes + this.classOf[c]];
+		for (;;) {
+			const to = this.next[state].get(c);
+			if (to !== undefined) return to;
+			if (state === 0) return 0;
+			state = this.fail[state];
+		}
+	}
+
+	/** For each key found in `text` (case-insensitively): the first of its forms (leakForms order) found. */
+	scan(text: string): Map<number, number> {
+		const found = new Map<number, number>();
+		const lower = text.toLowerCase();
+		const { moves, classOf, classes } = this;
+		let state = 0;
+		for (let i = 0; i < lower.length; i++) {
+			const c = lower.charCodeAt(i);
+			state = c < 128 ? moves[state * classes + classOf[c]] : this.step(state, c);
+			const ends = this.ends[state];
+			for (let e = 0; e < ends.length; e++) {
+				const { key, form } = ends[e];
+				const earlier = found.get(key);
+				if (earlier === undefined || form < earlier) found.set(key, form);
+			}
+		}
+		return found;
+	}
+}
+
 /** Every entry that contains one of the secrets (keys shorter than 8 characters cannot be scanned for meaningfully and are skipped). */
 export function findLeaks(entries: JournalEntry[]): Offender[] {
 	const secrets = [
 		...new Set(entries.filter((e) => e.kind === 'secret').map((e) => e.text)),
 	].filter((s) => s.length >= 8);
+	const matcher = new LeakMatcher(secrets);
+	const forms = secrets.map((secret) => leakForms(secret));
 	const offenders: Offender[] = [];
 	for (const entry of entries) {
 		if (entry.kind === 'secret') continue;
@@ -166,12 +261,10 @@ export function findLeaks(entries: JournalEntry[]): Offender[] {
 			offenders.push({ secret: '(any)', entry, form: 'sent to the file-link origin' });
 			continue;
 		}
-		for (const secret of secrets) {
-			const hit = leakForms(secret).find(
-				({ needle }) =>
-					entry.text.includes(needle) || entry.text.toLowerCase().includes(needle.toLowerCase()),
-			);
-			if (hit) offenders.push({ secret, entry, form: hit.form });
+		const found = matcher.scan(entry.text);
+		for (const key of [...found.keys()].sort((a, b) => a - b)) {
+			const secret = secrets[key];
+			offenders.push({ secret, entry, form: forms[key][found.get(key)!].form });
 		}
 	}
 	return offenders;

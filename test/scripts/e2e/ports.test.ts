@@ -1,0 +1,27 @@
+/** The one table of n8n ports (scripts/e2e/ports.js): no two users share a port, and none is refused. */
+const { PORTS, N8N_BROKER_DEFAULT_PORT } = require('../../../scripts/e2e/ports') as {
+	PORTS: Record<string, number>;
+	N8N_BROKER_DEFAULT_PORT: number;
+};
+const { FETCH_BAD_PORTS } = require('../../../scripts/e2e/n8n') as { FETCH_BAD_PORTS: Set<number> };
+
+/** The E2E_PORT_OFFSET values in use on the shared machine (docs/development.md), 300 excepted. */
+const OFFSETS = [0, 100, 200, 400, 500, 600, 700, 800, 900];
+
+describe('the n8n port table', () => {
+	test('gives every user its own port', () => {
+		const byPort = new Map<number, string[]>();
+		for (const [name, port] of Object.entries(PORTS))
+			byPort.set(port, [...(byPort.get(port) ?? []), name]);
+		expect([...byPort.values()].filter((names) => names.length > 1)).toEqual([]);
+	});
+
+	test("holds no port n8n's task broker or fetch refuses, at any offset in use", () => {
+		const refused = OFFSETS.flatMap((offset) =>
+			Object.entries(PORTS)
+				.map(([name, port]) => ({ name, port: port + offset }))
+				.filter(({ port }) => port === N8N_BROKER_DEFAULT_PORT || FETCH_BAD_PORTS.has(port)),
+		);
+		expect(refused).toEqual([]);
+	});
+});
