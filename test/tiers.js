@@ -15,7 +15,6 @@ const SLOW_FILES = [
 	// 6 hours of polling every minute, twice.
 	'test/nodes/DocumentWorkflowTrigger/memory.test.ts',
 	// Runs of tens of seconds, waited for in real time.
-	'test/nodes/DocumentWorkflow/runWatcher.test.ts',
 	'test/nodes/DocumentWorkflow/batchWait.test.ts',
 ];
 
