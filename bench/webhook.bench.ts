@@ -34,7 +34,7 @@ const PING_EVERY = 50;
 const SETTLE_MS = 8000;
 const TYPES = ['run.completed', 'run.failed'];
 
-const GOALS = { medianMs: 500, worstMs: 2000, eventsPerRead: 10 };
+const GOALS = { eventsPerRead: 10 };
 
 /**
  * The two n8n configurations, run one after the other in the same n8n (restarted between them),
@@ -270,17 +270,9 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 	const sentPerSecond = requests / (lastSentMs / 1000);
 
 	const label = target.config.label;
+	// No latency goal here: a burst this dense measures n8n's own per-request ceiling, which no
+	// community node can lift (issue 33); webhook-latency.bench.ts sets the latency goal beside n8n's own Webhook node.
 	const goals: Goal[] = [
-		{
-			goal: `${label}: creation to the execution's start, median ≤ ${GOALS.medianMs / 1000} s`,
-			figure: seconds(med),
-			met: med <= GOALS.medianMs,
-		},
-		{
-			goal: `${label}: creation to the execution's start, worst ≤ ${GOALS.worstMs / 1000} s`,
-			figure: seconds(worst),
-			met: worst <= GOALS.worstMs,
-		},
 		{
 			goal: `${label}: API reads ≤ one per ${GOALS.eventsPerRead} events`,
 			figure: `${reads} reads for ${EVENTS} events (${round(EVENTS / Math.max(reads, 1), 1)} events per read)`,
