@@ -1,8 +1,8 @@
 /**
  * The Document Workflow Trigger node (polling). This folder holds everything only the trigger
  * uses: `poll.ts` reads new events from the API within n8n's poll budget (the list itself
- * through `eventList.ts`), and `eventCursor.ts` is the pure cursor kept in the workflow's
- * static data (what was seen, where to resume) that makes each event fire exactly once.
+ * through `eventList.ts`) with the cursor both triggers share (`../shared/eventCursor.ts`, kept
+ * in static data: what was seen, where to resume) that makes each event fire exactly once.
  * `testEvents.ts` answers "Fetch Test Event"; `triggerSettings.ts` reads the node's settings.
  */
 import type {
@@ -13,10 +13,11 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { DEFAULT_OVERLAP_MINUTES } from '../shared/cursorRead';
 import { EVENTS_PROPERTY } from '../shared/eventFilter';
 import { pollNewEvents } from './poll';
 import { fetchTestEvents } from './testEvents';
-import { DEFAULT_OVERLAP_MINUTES, readSettings } from './triggerSettings';
+import { readSettings } from './triggerSettings';
 
 export class DocumentWorkflowTrigger implements INodeType {
 	description: INodeTypeDescription = {

@@ -4,12 +4,10 @@
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import type { CursorEvent } from './eventCursor';
-import { parseCreatedOn } from './eventCursor';
-import type { TriggerSettings } from './triggerSettings';
 import type { EventPage, EventQuery, ReadLimits } from '../shared/eventList';
 import { readEventPage } from '../shared/eventList';
 import type { RetryPolicy } from '../shared/transport';
+
 /** The poll budget where n8n has none (1.x): n8n polls at most once a minute. */
 export const DEFAULT_POLL_BUDGET_MS = 60_000;
 /** Share of the budget after which no further page is requested. */
@@ -58,18 +56,6 @@ export async function listEvents(
 	deadlines: Deadlines,
 ): Promise<EventPage> {
 	return await readEventPage(ctx, query, pollLimits(deadlines));
-}
-
-export function pageQuery(
-	settings: TriggerSettings,
-	page: number,
-	after?: string | null,
-): EventQuery {
-	return { page, after, type: settings.apiType };
-}
-
-export function toCursorEvent(event: IDataObject): CursorEvent {
-	return { id: String(event.id).toLowerCase(), createdOnMs: parseCreatedOn(event.createdOn) };
 }
 
 export function asItems(events: IDataObject[]): INodeExecutionData[][] {

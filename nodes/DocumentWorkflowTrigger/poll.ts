@@ -1,7 +1,8 @@
 /**
- * What one poll of the Document Workflow Trigger does: the first activation and a regular
- * poll with the exactly-once cursor (`./eventCursor.ts`). The event list is read through
- * `./eventList.ts`; "Fetch Test Event" is `./testEvents.ts`; the settings, `./triggerSettings.ts`.
+ * What one poll of the Document Workflow Trigger does: what is the polling trigger's own (the
+ * first activation, the fresh start under durable cursors, the 7-day history check, the
+ * progress log and the poll's budget) around the read both triggers share
+ * (`../shared/cursorRead.ts`). "Fetch Test Event" is `./testEvents.ts`; the settings, `./triggerSettings.ts`.
  *
  * The static data is written only at the end of a poll, together with the items the poll
  * returns. A poll that fails leaves it as it was, so whatever n8n saved last (it saves
@@ -10,77 +11,28 @@
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import type { CursorEvent, EventCursorState, ReadRecord } from './eventCursor';
-import {
-	alreadySeen,
-	compareIds,
-	emptyCursorState,
-	frontier,
-	knownAfter,
-	loadCursorCopy,
-	loadCursorState,
-	recordRead,
-	remember,
-	settle,
-	skipFinal,
-	storeCursorCopy,
-	storeCursorState,
-	verifyRead,
-} from './eventCursor';
 import { freshStartLookBackMs, isScheduledFreshStart } from './pollInterval';
 import type { Deadlines } from './eventList';
-import {
-	asItems,
-	deadlinesFor,
-	listEvents,
-	pollLimits,
-	pageQuery,
-	toCursorEvent,
-} from './eventList';
+import { asItems, deadlinesFor, listEvents, pollLimits } from './eventList';
 import type { TriggerSettings } from './triggerSettings';
-import { matches } from '../shared/eventFilter';
-import type { EventPage } from '../shared/eventList';
-import { readNewestPage } from '../shared/eventList';
-import { MAX_PAGE_SIZE } from '../shared/transport';
-
-/** The newest `createdOn` among the events, as a lower bound of the API's clock where no `Date` header came. */
-function newestCreatedOn(events: CursorEvent[]): number {
-	let newest = NaN;
-	for (const event of events)
-		if (Number.isFinite(event.createdOnMs) && !(event.createdOnMs <= newest))
-			newest = event.createdOnMs;
-	return newest;
-}
+import type { CursorEvent, EventCursorState } from '../shared/eventCursor';
+import {
+	compareIds,
+	emptyCursorState,
+	newestCreatedOn,
+	settle,
+	toCursorEvent,
+} from '../shared/eventCursor';
+import type { CursorRead } from '../shared/cursorRead';
+import { anchorAtNewest, pageQuery, readNewEvents } from '../shared/cursorRead';
+import { loadCursor, storeCursor } from '../shared/cursorStore';
 
 /**
- * First activation without saved state, starting from now: nothing is emitted. Page 1
- * tells how many pages there are; the last page holds the newest events, which become
- * the known baseline. At most two requests, whatever the size of the history.
+ * First activation without saved state, starting from now: nothing is emitted. The newest
+ * events become the known baseline: at most two requests, whatever the size of the history.
  */
-async function startFromNow(
-	ctx: IPollFunctions,
-	settings: TriggerSettings,
-	staticData: IDataObject,
-): Promise<null> {
-	const deadlines = deadlinesFor(ctx);
-	const envelope = await readNewestPage(ctx, { type: settings.apiType }, pollLimits(deadlines));
-	const baseline = envelope.events.map(toCursorEvent);
-	baseline.sort((a, b) => compareIds(a.id, b.id));
-	const [oldest, ...rest] = baseline;
-	let state = emptyCursorState(oldest ?? null);
-	if (oldest) {
-		const readAtMs = Number.isFinite(envelope.apiTimeMs)
-			? envelope.apiTimeMs
-			: newestCreatedOn(baseline) - (Date.now() - deadlines.start);
-		state = settle(
-			remember(
-				recordRead(state, { from: oldest.id, read: rest, readAtMs }, settings.overlapMs),
-				rest,
-			),
-			settings.overlapMs,
-		);
-	}
-	store(ctx, staticData, state);
+async function startFromNow(ctx: IPollFunctions, settings: TriggerSettings): Promise<null> {
+	storeCursor(ctx, await anchorAtNewest(ctx, settings, pollLimits(deadlinesFor(ctx)), true));
 	return null;
 }
 
@@ -197,260 +149,41 @@ async function checkCursorInHistory(
 	return { gap };
 }
 
-/** What the reads of one poll found, across the contiguous reads it made. */
-interface PollReading {
-	/** One entry per contiguous read, in the order made; `startedAt` is local time, for the no-`Date` fallback. */
-	reads: Array<ReadRecord & { startedAt: number }>;
-	emit: IDataObject[];
-	emitted: CursorEvent[];
-	/** The first event listed after `after` (page 1 of the read from `after`), for the 7-day history check. */
-	firstAfter?: CursorEvent;
-	pagesRead: number;
-	reachedEnd: boolean;
-	stoppedForBudget: boolean;
-	/** Events still listed after the last page read, when the poll stopped for its budget (the envelope's `count`). */
-	remaining: number;
-	/** Events listed after the newest id read, as the last page of the read that reached the end said (normally 0). */
-	tail: number;
-	/** Set when the API's count after this boundary matched the events known after it: no span there needs reading. */
-	verifiedFrom?: string | null;
-	failure?: Error;
-}
-
 /**
- * Reads from `from` until the end of the list, the read deadline or an error, jumping over
- * stretches the cursor knows to be final, and collects the events not emitted before.
- *
- * Pages by key: every request asks for page 1 `after` the newest id read so far, so events
- * that leave the 7-day history while the read runs (which moves every later page back) or
- * late events (which move them on) can neither hide an event nor list it twice.
- *
- * With `known` (the events the cursor knows after `from`, plus those just listed after the
- * frontier), the first answer's `count` may show that nothing entered those spans: then the
- * read stops there, as if it had read them all (`verifiedFrom`).
- */
-async function readForward(
-	ctx: IPollFunctions,
-	settings: TriggerSettings,
-	state: EventCursorState,
-	from: string | null,
-	deadlines: Deadlines,
-	reading: PollReading,
-	known = NaN,
-): Promise<void> {
-	const emittedIds = new Set(reading.emitted.map((event) => event.id));
-	let read: (typeof reading.reads)[number] = {
-		from,
-		read: [],
-		readAtMs: NaN,
-		startedAt: Date.now(),
-	};
-	let after = from;
-	const readIds = new Set<string>();
-	try {
-		for (;;) {
-			if (reading.pagesRead > 0 && Date.now() >= deadlines.read) {
-				reading.stoppedForBudget = true;
-				break;
-			}
-			let envelope: EventPage;
-			try {
-				envelope = await listEvents(ctx, pageQuery(settings, 1, after), deadlines);
-			} catch (error) {
-				reading.failure = error as Error;
-				break;
-			}
-			reading.pagesRead++;
-			const firstPage = after === read.from;
-			if (firstPage) read.readAtMs = envelope.apiTimeMs;
-			const events = envelope.events;
-			if (
-				firstPage &&
-				read.from === state.after &&
-				reading.firstAfter === undefined &&
-				events.length > 0
-			)
-				reading.firstAfter = toCursorEvent(events[0]);
-			if (firstPage && envelope.count === known) {
-				reading.verifiedFrom = read.from;
-				reading.reachedEnd = true;
-				reading.remaining = 0;
-				break;
-			}
-			let lastId: string | undefined;
-			for (const event of events) {
-				const cursorEvent = toCursorEvent(event);
-				if (lastId === undefined || compareIds(cursorEvent.id, lastId) > 0) lastId = cursorEvent.id;
-				if (readIds.has(cursorEvent.id)) continue;
-				readIds.add(cursorEvent.id);
-				read.read.push(cursorEvent);
-				if (
-					emittedIds.has(cursorEvent.id) ||
-					alreadySeen(state, cursorEvent.id, settings.overlapMs) ||
-					!matches(settings, event)
-				)
-					continue;
-				emittedIds.add(cursorEvent.id);
-				reading.emit.push(event);
-				reading.emitted.push(cursorEvent);
-			}
-			reading.remaining = Math.max(0, envelope.count - envelope.listed);
-			if (!envelope.full || envelope.pages <= 1 || lastId === undefined) {
-				reading.reachedEnd = true;
-				reading.tail = reading.remaining;
-				reading.remaining = 0;
-				break;
-			}
-			const jumpTo = skipFinal(state, lastId, settings.overlapMs);
-			if (jumpTo !== undefined) {
-				reading.reads.push(read);
-				read = { from: jumpTo, read: [], readAtMs: NaN, startedAt: Date.now() };
-				readIds.clear();
-				after = jumpTo;
-			} else after = lastId;
-		}
-	} finally {
-		reading.reads.push(read);
-	}
-}
-
-/** The node's id, under which the global copy of its state is kept; undefined where n8n gives none. */
-function nodeIdOf(ctx: IPollFunctions): string | undefined {
-	const id = ctx.getNode().id;
-	return typeof id === 'string' && id.length > 0 ? id : undefined;
-}
-
-/** Saves the state in the node's static data and its copy (by node id) in the workflow's global static data. */
-function store(ctx: IPollFunctions, staticData: IDataObject, state: EventCursorState): void {
-	storeCursorState(staticData, state);
-	const nodeId = nodeIdOf(ctx);
-	if (nodeId !== undefined) storeCursorCopy(ctx.getWorkflowStaticData('global'), nodeId, state);
-}
-
-/**
- * The saved state: the node's own, or else the copy kept by node id, which a renamed
- * trigger finds (n8n keeps node static data under the node's name). Undefined when the node
- * has never polled, or (n8n 2.41's durable cursors) its first scheduled poll finds neither.
- */
-function loadState(ctx: IPollFunctions, staticData: IDataObject): EventCursorState | undefined {
-	const own = loadCursorState(staticData);
-	if (own) return own;
-	const nodeId = nodeIdOf(ctx);
-	const copy =
-		nodeId === undefined ? undefined : loadCursorCopy(ctx.getWorkflowStaticData('global'), nodeId);
-	if (copy)
-		ctx.logger?.debug(
-			`Document Workflow Trigger "${ctx.getNode().name}": continuing from the cursor saved under the node's id (the node was renamed)`,
-		);
-	return copy;
-}
-
-/**
- * A regular poll. It reads from the newest id read so far (the frontier) first, so every
- * poll emits events it has not emitted before even while catching up. Once at the end, it
- * goes over the young stretches again (from `after`, or where the last such re-read ran out
- * of budget), over which late events can still enter, skipping those that are final; one
- * request does that when the API's count shows nothing entered them. New events come out
- * oldest first.
+ * A regular poll: the shared read of the events after the cursor, within the poll's budget
+ * (`readNewEvents`), the 7-day history check, the progress log; the new state is stored
+ * whatever the poll emits (n8n keeps it only when it emits, and with durable cursors).
  */
 export async function pollNewEvents(
 	ctx: IPollFunctions,
 	settings: TriggerSettings,
 ): Promise<INodeExecutionData[][] | null> {
-	const staticData = ctx.getWorkflowStaticData('node');
 	const deadlines = deadlinesFor(ctx);
-	let state = loadState(ctx, staticData);
+	let state = loadCursor(ctx);
 	if (!state) {
 		if (settings.startFrom === 'now' && !isScheduledFreshStart(ctx))
-			return await startFromNow(ctx, settings, staticData);
+			return await startFromNow(ctx, settings);
 		state =
 			settings.startFrom === 'now'
 				? await startBefore(ctx, settings, freshStartLookBackMs(ctx), deadlines)
 				: emptyCursorState(null);
 	}
 	state = settle(state, settings.overlapMs);
+	const read = await readNewEvents(ctx, state, settings, {
+		readUntil: deadlines.read,
+		page: () => pollLimits(deadlines),
+	});
+	if (read.failure && read.events.length === 0) throw read.failure; // nothing to hand over: the state stays as saved
 
-	const reading: PollReading = {
-		reads: [],
-		emit: [],
-		emitted: [],
-		pagesRead: 0,
-		reachedEnd: false,
-		stoppedForBudget: false,
-		remaining: 0,
-		tail: 0,
-	};
-	const newest = frontier(state);
-	// Young stretches that fit in one page: one request from `after` reads them and what is new.
-	const oneRead =
-		newest === state.after || (!state.behind && knownAfter(state, state.after) < MAX_PAGE_SIZE);
-	let caughtUp = false;
-	let known = NaN;
-	if (!oneRead) {
-		await readForward(ctx, settings, state, newest, deadlines, reading);
-		caughtUp = reading.reachedEnd;
-		// What the API should count after the re-read's start if no late event came: the spans' events, the new ones, and any listed since.
-		known =
-			knownAfter(state, state.resume ?? state.after) + reading.reads[0].read.length + reading.tail;
+	const next = read.next;
+	if (!read.failure && read.firstAfter) {
+		const history = await checkCursorInHistory(ctx, state, read.firstAfter, settings, deadlines);
+		if (history.checked && next.after === history.checked.after) next.checked = history.checked;
+		if (history.gap) next.gap = history.gap;
 	}
-	const frontierReads = reading.reads.length;
-	const rereadFrom = oneRead ? state.after : (state.resume ?? state.after);
-	if (!reading.failure && !reading.stoppedForBudget) {
-		reading.reachedEnd = false;
-		await readForward(ctx, settings, state, rereadFrom, deadlines, reading, known);
-		if (oneRead) caughtUp = reading.reachedEnd;
-	}
-	const { failure } = reading;
-	if (failure && reading.emit.length === 0) throw failure; // nothing to hand over: the state stays as saved
-
-	let history: Awaited<ReturnType<typeof checkCursorInHistory>> = {};
-	if (!failure && reading.firstAfter)
-		history = await checkCursorInHistory(ctx, state, reading.firstAfter, settings, deadlines);
-
-	const previous = state;
-	const fallbackMs = newestCreatedOn(reading.reads.flatMap((read) => read.read));
-	let next = remember(state, reading.emitted);
-	let verifiedAtMs = NaN;
-	for (const read of reading.reads) {
-		// Without a `Date` header: the newest event read was created before the API answered, less the time since this read began.
-		let readAtMs = read.readAtMs;
-		if (!Number.isFinite(readAtMs))
-			readAtMs = Math.max(
-				previous.horizonMs ?? -Infinity,
-				fallbackMs - (Date.now() - read.startedAt),
-			);
-		if (!Number.isFinite(readAtMs)) readAtMs = NaN;
-		next = recordRead(next, { ...read, readAtMs }, settings.overlapMs);
-		if (read === reading.reads[reading.reads.length - 1]) verifiedAtMs = readAtMs;
-	}
-	// The count matched when the last request was answered: every span after that boundary held exactly its known events then.
-	if (reading.verifiedFrom !== undefined)
-		next = verifyRead(next, reading.verifiedFrom, verifiedAtMs);
-	// A re-read that ran out of budget before the old frontier: the next one goes on from the newest id it read.
-	let rereadNewest: string | undefined;
-	for (const read of reading.reads.slice(frontierReads)) {
-		for (const event of read.read)
-			if (rereadNewest === undefined || compareIds(event.id, rereadNewest) > 0)
-				rereadNewest = event.id;
-	}
-	if (caughtUp && reading.reachedEnd) delete next.resume;
-	else if (
-		caughtUp &&
-		rereadNewest !== undefined &&
-		newest !== null &&
-		compareIds(rereadNewest, newest) < 0
-	)
-		next.resume = rereadNewest;
-	next = settle(next, settings.overlapMs);
-	if (history.checked && next.after === history.checked.after) next.checked = history.checked;
-	if (history.gap) next.gap = history.gap;
-	reportProgress(ctx, previous, next, reading, caughtUp);
-
-	store(ctx, staticData, next);
-	if (reading.emit.length === 0) return null;
-	const order = reading.emit.map((event, index) => ({ event, id: reading.emitted[index].id }));
-	order.sort((a, b) => compareIds(a.id, b.id));
-	return asItems(order.map((entry) => entry.event));
+	reportProgress(ctx, state, read);
+	storeCursor(ctx, next);
+	return read.events.length === 0 ? null : asItems(read.events);
 }
 
 /**
@@ -458,37 +191,26 @@ export async function pollNewEvents(
  * the number of events still to read), one info line when it is over; `behind` in the state
  * makes the next poll read from the frontier first.
  */
-function reportProgress(
-	ctx: IPollFunctions,
-	previous: EventCursorState,
-	next: EventCursorState,
-	reading: PollReading,
-	caughtUp: boolean,
-): void {
+function reportProgress(ctx: IPollFunctions, previous: EventCursorState, read: CursorRead): void {
 	const name = ctx.getNode().name;
-	if (reading.failure) {
+	if (read.failure) {
 		ctx.logger?.warn(
-			`Document Workflow Trigger "${name}": reading events stopped after ${reading.pagesRead} page(s): ${reading.failure.message}. Emitting the ${reading.emit.length} new event(s) read so far; the next poll continues from there.`,
+			`Document Workflow Trigger "${name}": reading events stopped after ${read.pagesRead} page(s): ${read.failure.message}. Emitting the ${read.events.length} new event(s) read so far; the next poll continues from there.`,
 			{ workflowId: ctx.getWorkflow().id },
 		);
 	}
-	if (reading.stoppedForBudget && !caughtUp) {
-		next.behind = previous.behind ?? { sinceMs: next.horizonMs ?? 0, remaining: reading.remaining };
-		if (!previous.behind) {
-			ctx.logger?.warn(
-				`Document Workflow Trigger "${name}": more events than one poll can read within its budget; ${reading.remaining} event(s) are still to read. Each poll emits the next ones, oldest first, until the trigger has caught up (late events in between are emitted then).`,
-				{
-					workflowId: ctx.getWorkflow().id,
-					remaining: reading.remaining,
-					pagesRead: reading.pagesRead,
-				},
-			);
-		}
-	} else if (caughtUp) {
-		delete next.behind;
-		if (previous.behind)
-			ctx.logger?.info(`Document Workflow Trigger "${name}": caught up with the event list.`, {
+	if (read.next.behind && !previous.behind) {
+		ctx.logger?.warn(
+			`Document Workflow Trigger "${name}": more events than one poll can read within its budget; ${read.remaining} event(s) are still to read. Each poll emits the next ones, oldest first, until the trigger has caught up (late events in between are emitted then).`,
+			{
 				workflowId: ctx.getWorkflow().id,
-			});
+				remaining: read.remaining,
+				pagesRead: read.pagesRead,
+			},
+		);
+	} else if (!read.next.behind && previous.behind && read.caughtUp) {
+		ctx.logger?.info(`Document Workflow Trigger "${name}": caught up with the event list.`, {
+			workflowId: ctx.getWorkflow().id,
+		});
 	}
 }

@@ -5,8 +5,9 @@
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { asItems, deadlinesFor, listEvents, pageQuery } from './eventList';
+import { asItems, deadlinesFor, listEvents } from './eventList';
 import type { TriggerSettings } from './triggerSettings';
+import { pageQuery } from '../shared/cursorRead';
 import { describeTypes, matches } from '../shared/eventFilter';
 
 /** How many recent events "Fetch Test Event" returns at most. */

@@ -5,17 +5,13 @@
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import type { EventFilter } from '../shared/eventFilter';
+import type { CursorSettings } from '../shared/cursorRead';
+import { DEFAULT_OVERLAP_MINUTES, cursorSettings } from '../shared/cursorRead';
 import { readEventFilter } from '../shared/eventFilter';
-
-export const DEFAULT_OVERLAP_MINUTES = 5;
 
 export type StartFrom = 'now' | 'oldest';
 
-export interface TriggerSettings extends EventFilter {
-	/** The API's `type` filter, when exactly one type is selected. */
-	apiType?: string;
-	overlapMs: number;
+export interface TriggerSettings extends CursorSettings {
 	startFrom: StartFrom;
 }
 
@@ -34,11 +30,5 @@ export function readSettings(ctx: IPollFunctions): TriggerSettings {
 		);
 	}
 	const startFrom: StartFrom = options.startFrom === 'oldest' ? 'oldest' : 'now';
-	const settings: TriggerSettings = {
-		...filter,
-		overlapMs: Math.round(minutes * 60_000),
-		startFrom,
-	};
-	if (filter.types?.size === 1) settings.apiType = [...filter.types][0];
-	return settings;
+	return { ...cursorSettings(filter, Math.round(minutes * 60_000)), startFrom };
 }

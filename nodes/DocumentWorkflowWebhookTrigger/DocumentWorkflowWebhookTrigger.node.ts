@@ -1,9 +1,9 @@
 /**
  * The Document Workflow Webhook Trigger: starts the workflow when the service delivers an
- * event to a subscription set up by hand with this node's URL. A delivery is a doorbell, not a
- * fact: the node answers it at once, then emits only the API's own copy of each event it
- * names that the event list shows (`verifier.ts`). `delivery.ts` reads the body's ids,
- * `eventIds.ts` the id to read after; the folder's reasoning is in `README.md`.
+ * event to a subscription set up by hand with this node's URL. A delivery rings a bell: the
+ * node answers it at once, then reads the event list after its own cursor, kept in static data
+ * as the polling trigger keeps it, and emits the API's copy of each new event (`reader.ts`,
+ * `bell.ts`). `delivery.ts` reads the body's ids; the folder's reasoning is in `README.md`.
  */
 import type {
 	IDataObject,
@@ -15,15 +15,32 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { EVENTS_PROPERTY, matches, readEventFilter } from '../shared/eventFilter';
-import type { EventFilter } from '../shared/eventFilter';
 import { CREDENTIAL_TYPE } from '../shared/credentialType';
+import type { CursorSettings } from '../shared/cursorRead';
+import { DEFAULT_OVERLAP_MINUTES, anchorAtNewest, cursorSettings } from '../shared/cursorRead';
+import { loadCursor, storeCursor } from '../shared/cursorStore';
+import { EVENTS_PROPERTY, readEventFilter } from '../shared/eventFilter';
 import { parseDelivery } from './delivery';
-import { triggerKey, verifyDelivery } from './verifier';
+import { receive, triggerKey } from './reader';
 
 /** The notice's words: the set-up steps (docs/webhook-trigger.md quotes them). */
 export const SETUP_NOTICE =
 	"Set up by hand: in the Document Workflow service's settings, create a subscription with this node's Production URL (shown above under \"Webhook URLs\") and the event types you want. Deliveries are not signed, so each delivered event is checked against the API's event list and only the API's own copy is emitted, once.";
+
+/** How late the service may list an event after its delivery and still have it emitted (the polling trigger's default window). */
+const OVERLAP_MS = DEFAULT_OVERLAP_MINUTES * 60_000;
+/** The activation's read: a few retries, and not for ever (n8n waits for the activation). */
+const ACTIVATION_READ = {
+	retry: { maxRetries: 3, baseDelayMs: 250, maxDelayMs: 4000 },
+	timeoutMs: 30_000,
+};
+
+function settingsOf(ctx: IHookFunctions | IWebhookFunctions): CursorSettings {
+	return cursorSettings(
+		readEventFilter(ctx.getNode(), ctx.getNodeParameter('events', [])),
+		OVERLAP_MS,
+	);
+}
 
 /** A plain JSON answer, written at once through the response object (n8n then sends nothing itself). */
 function answer(ctx: IWebhookFunctions, status: number, body: IDataObject): void {
@@ -76,10 +93,14 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 	};
 
 	// The subscription is set up by hand in the service (the API has no endpoint for it), so
-	// there is nothing to check, create or delete; n8n requires the three methods all the same.
+	// there is nothing to create or delete; n8n requires the three methods all the same. n8n
+	// calls `checkExists` at activation and at every start of an active workflow, then saves the
+	// static data: a trigger without a cursor starts one there, from now.
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
+				if (!loadCursor(this))
+					storeCursor(this, await anchorAtNewest(this, settingsOf(this), ACTIVATION_READ, true));
 				return true;
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
@@ -97,9 +118,9 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 			answer(this, 400, { error: parsed.message });
 			return { noWebhookResponse: true };
 		}
-		let filter: EventFilter;
+		let settings: CursorSettings;
 		try {
-			filter = readEventFilter(this.getNode(), this.getNodeParameter('events', []));
+			settings = settingsOf(this);
 		} catch (error) {
 			answer(this, 500, {
 				error: `The trigger's settings are invalid: ${(error as Error).message}`,
@@ -110,7 +131,7 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 		answer(this, 202, { received: parsed.events.length });
 
 		// Keyed by the credential's id, not its content: no credential is read for a delivery
-		// (n8n would load and decrypt it each time); the reads load it, once per sweep.
+		// (n8n would load and decrypt it each time); the reads load it, once per read.
 		const node = this.getNode();
 		const key = triggerKey([
 			node.credentials?.[CREDENTIAL_TYPE]?.id ?? undefined,
@@ -118,9 +139,7 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 			node.id,
 			this.getMode(),
 		]);
-		const events = (await verifyDelivery(this, key, parsed.events, { types: filter.types })).filter(
-			(event) => matches(filter, event),
-		);
+		const events = await receive(this, key, parsed.events, settings);
 		if (events.length === 0) return { noWebhookResponse: true };
 		return { noWebhookResponse: true, workflowData: [events.map((json) => ({ json }))] };
 	}

@@ -436,6 +436,8 @@ export interface PollOptions {
 	/** n8n 2.x's poll budget; omit to behave like n8n 1.x, which has none. */
 	pollBudgetMs?: number;
 	nodeName?: string;
+	/** The trigger node's id (n8n keeps it across renames; a new node gets a new one). */
+	nodeId?: string;
 }
 
 export interface PollResult {
@@ -463,7 +465,7 @@ export async function pollTrigger(options: PollOptions): Promise<PollResult> {
 async function pollTriggerUnjournaled(options: PollOptions): Promise<PollResult> {
 	const nodeName = options.nodeName ?? 'Document Workflow Trigger';
 	const node: INode = {
-		id: 'trigger-node-id',
+		id: options.nodeId ?? 'trigger-node-id',
 		name: nodeName,
 		type: TRIGGER_NODE_TYPE,
 		typeVersion: 1,

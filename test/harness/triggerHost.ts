@@ -7,6 +7,7 @@ import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
+import { COPIES_KEY } from '../../nodes/shared/cursorStore';
 import type { EventInput, RequestLogEntry, Sandbox } from '../../sandbox/src';
 import { seededRandom } from '../../sandbox/src/ids';
 import { pollTrigger } from './n8n';
@@ -53,6 +54,8 @@ export class TriggerHost {
 	restarts = 0;
 	/** The trigger node's name: n8n keeps its static data under `node:<name>` (the node's id stays the same across a rename). */
 	nodeName = NODE_NAME;
+	/** The trigger node's id: the same across renames, a new one for a new node. */
+	nodeId = 'trigger-node-id';
 
 	constructor(
 		readonly sb: Sandbox,
@@ -68,14 +71,18 @@ export class TriggerHost {
 		return this.live[`node:${this.nodeName}`] as IDataObject | undefined;
 	}
 
-	/** Number of ids the cursor remembers, and the size of the node's static data as JSON. */
+	/**
+	 * Number of ids the cursor remembers, and the size as JSON of all the trigger keeps in static
+	 * data: the node's state and the copies by node id in the workflow's static data.
+	 */
 	memory(): { ids: number; bytes: number } {
 		const node = deepCopy(this.nodeState() ?? {}) as {
 			eventCursor?: { seen?: Record<string, number> };
 		};
+		const copies = deepCopy((this.live.global as IDataObject | undefined)?.[COPIES_KEY] ?? {});
 		return {
 			ids: Object.keys(node.eventCursor?.seen ?? {}).length,
-			bytes: JSON.stringify(node).length,
+			bytes: JSON.stringify(node).length + JSON.stringify(copies).length,
 		};
 	}
 
@@ -98,6 +105,7 @@ export class TriggerHost {
 				activation: options.activation ?? 'init',
 				pollBudgetMs: options.pollBudgetMs,
 				nodeName: this.nodeName,
+				nodeId: this.nodeId,
 			});
 			if (items && items.length > 0 && (options.mode ?? 'trigger') === 'trigger') {
 				for (const item of items)
@@ -127,6 +135,17 @@ export class TriggerHost {
 			this.saved = deepCopy(this.live);
 		}
 		this.nodeName = newName;
+	}
+
+	/**
+	 * The user deletes the trigger and adds a new one (a new node id) with the same name, or
+	 * another name, and publishes: n8n keeps the static data under the names as it was and
+	 * re-activates the workflow from what the database holds.
+	 */
+	replaceNode(nodeId: string, name = this.nodeName): void {
+		this.live = deepCopy(this.saved);
+		this.nodeId = nodeId;
+		this.nodeName = name;
 	}
 
 	/** n8n restarts: the in-memory static data is gone; the last saved copy is loaded. */

@@ -1,17 +1,21 @@
 /**
- * The webhook trigger behind a real HTTP listener, run as n8n's webhook server runs it: each
- * request's JSON body parsed onto the request, n8n-core's own `WebhookContext` built with the
- * request and response, the node's `webhook()` called, and then what n8n's `executeWebhook`
- * does with the result: nothing more is sent when the node answered itself
- * (`noWebhookResponse`), n8n's default answer otherwise, and an execution started (recorded
- * here, with its items and time) when `workflowData` is returned.
+ * The webhook trigger behind a real HTTP listener, run as n8n's webhook server runs it
+ * (2.41.1 `webhooks/live-webhooks.js` and `webhook-helpers.js`): for each request a new
+ * `Workflow` with a copy of the static data as last saved, n8n-core's own `WebhookContext`
+ * built with the request and response, the node's `webhook()` called; then nothing more is
+ * sent when the node answered itself (`noWebhookResponse`), n8n's default answer otherwise;
+ * the static data saved if the node changed it (`__dataChanged`, the whole of it: the later
+ * save wins), then an execution started (recorded here, with its items and time) when
+ * `workflowData` is returned. Activation runs `checkExists` (then `create`) and saves as n8n's
+ * `addWebhooks` does; a restart forgets the process's memory and keeps what was saved.
  */
-import { WebhookContext } from 'n8n-core';
+import { HookContext, WebhookContext } from 'n8n-core';
 import type {
 	IDataObject,
 	INode,
 	INodeExecutionData,
 	IWebhookData,
+	WorkflowActivateMode,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
 import { Workflow } from 'n8n-workflow';
@@ -20,6 +24,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 
+import { forgetAll } from '../../nodes/DocumentWorkflowWebhookTrigger/reader';
 import type { DocumentWorkflowCredentials } from './n8n';
 import { WEBHOOK_TRIGGER_NODE_TYPE, additionalDataFor, nodeTypes } from './n8n';
 import { journal, journalError, journalSecret, renderData } from './journal';
@@ -32,6 +37,18 @@ export interface StartedExecution {
 	items: INodeExecutionData[];
 }
 
+/** The workflow's static data as the database holds it: what each request loads a copy of. */
+export class StaticDataStore {
+	data: IDataObject = {};
+	/** How many times it was saved (a request or an activation that changed it). */
+	saves = 0;
+
+	save(staticData: IDataObject): void {
+		this.data = JSON.parse(JSON.stringify(staticData)) as IDataObject;
+		this.saves++;
+	}
+}
+
 export interface WebhookHostOptions {
 	credentials: DocumentWorkflowCredentials;
 	parameters?: IDataObject;
@@ -41,6 +58,10 @@ export interface WebhookHostOptions {
 	nodeId?: string;
 	/** The node's typeVersion in the workflow (default 1, as workflows saved before version 2 have it). */
 	typeVersion?: number;
+	/** The node's name (n8n keeps its static data under it). */
+	nodeName?: string;
+	/** The workflow's saved static data; default a new, empty one. */
+	store?: StaticDataStore;
 }
 
 export interface PostResult {
@@ -54,17 +75,22 @@ export interface PostResult {
 export class WebhookHost {
 	readonly executions: StartedExecution[] = [];
 	readonly errors: Error[] = [];
+	readonly store: StaticDataStore;
 	url = '';
+	/** Requests whose `webhook()` has not returned yet, now and at most so far (n8n holds each open meanwhile). */
+	open = 0;
+	maxOpen = 0;
+	restarts = 0;
 	private server?: Server;
 	private readonly inFlight = new Set<Promise<void>>();
-	private readonly node: INode;
-	private readonly workflow: Workflow;
+	private node: INode;
 
 	constructor(private readonly options: WebhookHostOptions) {
 		journalSecret(options.credentials.apiKey, 'WebhookHost credentials');
+		this.store = options.store ?? new StaticDataStore();
 		this.node = {
 			id: options.nodeId ?? randomUUID(),
-			name: WEBHOOK_NODE_NAME,
+			name: options.nodeName ?? WEBHOOK_NODE_NAME,
 			type: WEBHOOK_TRIGGER_NODE_TYPE,
 			typeVersion: options.typeVersion ?? 1,
 			position: [0, 0],
@@ -72,14 +98,87 @@ export class WebhookHost {
 			parameters: (options.parameters ?? {}) as INode['parameters'],
 			credentials: { documentWorkflowApi: { id: '1', name: 'Document Workflow API' } },
 		};
-		this.workflow = new Workflow({
-			id: options.workflowId ?? 'webhook-workflow',
+	}
+
+	get nodeId(): string {
+		return this.node.id;
+	}
+
+	get nodeName(): string {
+		return this.node.name;
+	}
+
+	/** The workflow as n8n builds it for one request or activation: static data as last saved. */
+	private loadWorkflow(): Workflow {
+		return new Workflow({
+			id: this.options.workflowId ?? 'webhook-workflow',
 			name: 'webhook test',
 			nodes: [this.node],
 			connections: {},
 			active: true,
 			nodeTypes,
+			staticData: JSON.parse(JSON.stringify(this.store.data)) as IDataObject,
 		});
+	}
+
+	/** n8n's saveStaticData: only when the node changed it. */
+	private saveIfChanged(workflow: Workflow): void {
+		if ((workflow.staticData as { __dataChanged?: boolean }).__dataChanged === true)
+			this.store.save(workflow.staticData);
+	}
+
+	private webhookData(
+		workflow: Workflow,
+		additionalData: IWebhookData['workflowExecuteAdditionalData'],
+	): IWebhookData {
+		return {
+			httpMethod: 'POST',
+			node: this.node.name,
+			path: 'webhook',
+			webhookDescription: {
+				name: 'default',
+				httpMethod: 'POST',
+				path: 'webhook',
+				responseMode: 'onReceived',
+			},
+			workflowId: workflow.id,
+			workflowExecuteAdditionalData: additionalData,
+			webhookId: this.node.webhookId,
+		};
+	}
+
+	/** Activation (and every start of n8n for an active workflow): `checkExists`, then `create` if it says no, then the static data saved if changed. */
+	async activate(activation: WorkflowActivateMode = 'activate'): Promise<void> {
+		const workflow = this.loadWorkflow();
+		const additionalData = additionalDataFor(this.options.credentials);
+		const context = new HookContext(
+			workflow,
+			this.node,
+			additionalData,
+			this.options.mode === 'manual' ? 'manual' : 'trigger',
+			activation,
+			this.webhookData(workflow, additionalData),
+		);
+		const methods = nodeTypes.getByNameAndVersion(WEBHOOK_TRIGGER_NODE_TYPE, this.node.typeVersion)
+			.webhookMethods!.default!;
+		if (!(await methods.checkExists.call(context))) await methods.create.call(context);
+		this.saveIfChanged(workflow);
+	}
+
+	/**
+	 * n8n stops and starts again: what the process was still doing is lost (nothing it had not
+	 * saved or started yet happens), its memory is forgotten, and the active workflow is
+	 * activated again (activation mode `init`). The URL stays the same.
+	 */
+	async restart(): Promise<void> {
+		this.restarts++;
+		forgetAll();
+		await this.activate('init');
+	}
+
+	/** The user renames the trigger: n8n keeps its static data under the old name. */
+	rename(name: string): void {
+		this.node = { ...this.node, name };
 	}
 
 	async start(): Promise<this> {
@@ -138,40 +237,32 @@ export class WebhookHost {
 		const additionalData = additionalDataFor(this.options.credentials);
 		additionalData.httpRequest = request as never;
 		additionalData.httpResponse = res as never;
-		const webhookData: IWebhookData = {
-			httpMethod: 'POST',
-			node: this.node.name,
-			path: 'webhook',
-			webhookDescription: {
-				name: 'default',
-				httpMethod: 'POST',
-				path: 'webhook',
-				responseMode: 'onReceived',
-			},
-			workflowId: this.workflow.id,
-			workflowExecuteAdditionalData: additionalData,
-			webhookId: this.node.webhookId,
-		};
+		const workflow = this.loadWorkflow();
 		const context = new WebhookContext(
-			this.workflow,
+			workflow,
 			this.node,
 			additionalData,
 			this.options.mode ?? 'webhook',
-			webhookData,
+			this.webhookData(workflow, additionalData),
 			[],
 			null,
 		);
+		const restarts = this.restarts;
 		const nodeType = nodeTypes.getByNameAndVersion(
 			WEBHOOK_TRIGGER_NODE_TYPE,
 			this.node.typeVersion,
 		);
+		this.maxOpen = Math.max(this.maxOpen, ++this.open);
 		try {
 			const result = await nodeType.webhook!.call(context);
-			// What n8n's executeWebhook does with the result.
+			// The process that received the request has stopped since: nothing more happens.
+			if (this.restarts !== restarts) return;
+			// What n8n's executeWebhook does with the result: the answer, the static data saved, the execution started.
 			if (result.noWebhookResponse !== true && !res.headersSent) {
 				res.writeHead(200, { 'Content-Type': 'application/json' });
 				res.end(JSON.stringify({ message: 'Webhook call received' }));
 			}
+			this.saveIfChanged(workflow);
 			if (result.workflowData !== undefined) {
 				const items = result.workflowData[0] ?? [];
 				this.executions.push({ at: Date.now(), items });
@@ -184,6 +275,8 @@ export class WebhookHost {
 				res.writeHead(500, { 'Content-Type': 'application/json' });
 				res.end(JSON.stringify({ message: (error as Error).message }));
 			}
+		} finally {
+			this.open--;
 		}
 	}
 }

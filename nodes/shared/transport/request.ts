@@ -13,6 +13,7 @@
 import type {
 	IDataObject,
 	IExecuteFunctions,
+	IHookFunctions,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
 	IN8nHttpFullResponse,
@@ -40,8 +41,8 @@ import { asJson, lowerCaseHeaders } from './responses';
 import type { PathTemplate } from './url';
 import { buildPath, normalizeBaseUrl } from './url';
 
-/** The contexts that may call the API: the action node, the polling trigger and the webhook trigger. */
-export type ApiContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions;
+/** The contexts that may call the API: the action node, the polling trigger and the webhook trigger (its requests and its activation). */
+export type ApiContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions | IHookFunctions;
 
 export interface ApiRequest extends PathTemplate {
 	method: IHttpRequestMethods;

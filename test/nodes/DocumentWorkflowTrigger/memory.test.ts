@@ -1,4 +1,9 @@
-/** The memory of emitted ids is bounded by the overlap window, not by history: measured over a long run. */
+/**
+ * The memory of emitted ids is bounded by the overlap window, not by history: measured over a
+ * long run. What the trigger keeps in static data counts its copy by node id, and the copies of
+ * a workflow's triggers are bounded in number.
+ */
+import { COPIES_KEY, MAX_CURSOR_COPIES } from '../../../nodes/shared/cursorStore';
 import { MINUTE, TriggerHost, compareDelivered, spreadEvents } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 
@@ -39,9 +44,10 @@ describe('memory of seen ids', () => {
 			const secondHour = Math.max(...ids.slice(60, 120));
 			const lastHour = Math.max(...ids.slice(-60));
 			expect(lastHour).toBeLessThanOrEqual(secondHour + RATE);
-			// The static data stays small: about 60 bytes per remembered id plus a constant.
-			expect(Math.max(...bytes)).toBeLessThan(bound * 70 + 1000);
-			expect(Math.max(...bytes)).toBeLessThan(total * 60 * 0.05);
+			// The static data stays small: about 60 bytes per remembered id, twice (the node's state and its copy by node id), plus a constant.
+			expect(Math.max(...bytes)).toBeLessThan(2 * (bound * 70 + 1000));
+			// A small share of keeping every emitted id (twice, as the state and its copy are kept).
+			expect(Math.max(...bytes)).toBeLessThan(2 * total * 60 * 0.05);
 			console.log(
 				`${_label}: ${total} events emitted; remembered ids max ${Math.max(...ids)} (bound ${bound}); static data max ${Math.max(...bytes)} bytes`,
 			);
@@ -56,4 +62,18 @@ describe('memory of seen ids', () => {
 			});
 		},
 	);
+
+	test(`the copies by node id are bounded: a workflow that has had 25 triggers keeps at most ${MAX_CURSOR_COPIES}, those that read last`, async () => {
+		const host = new TriggerHost(env.sandbox);
+		await host.activate();
+		for (let n = 1; n < 25; n++) {
+			await env.sandbox.control.advanceClock(MINUTE);
+			host.replaceNode(`trigger-${n}`, `Trigger ${n}`);
+			expect((await host.activate()).error).toBeUndefined();
+		}
+		const copies = Object.keys((host.saved.global as Record<string, object>)[COPIES_KEY]);
+		expect(copies).toHaveLength(MAX_CURSOR_COPIES);
+		expect(copies).toContain('trigger-24');
+		expect(copies).not.toContain('trigger-1');
+	});
 });

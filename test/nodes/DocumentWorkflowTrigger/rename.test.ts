@@ -2,11 +2,14 @@
  * Renaming the trigger of an active workflow (issue 19, path 1). n8n keeps a node's static
  * data under its name, so in the default polling mode the renamed trigger finds no state of
  * its own and n8n re-activates it with activation mode `update`, the mode its durable-cursor
- * polls run with too. Nothing may come out twice, and nothing may be lost.
+ * polls run with too. Nothing may come out twice, and nothing may be lost; renaming back to
+ * an earlier name finds that name's older state, and a new trigger given a deleted trigger's
+ * name finds the deleted one's (issue 33, item 6).
  */
 import {
 	DAY,
 	MINUTE,
+	NODE_NAME,
 	TriggerHost,
 	compareDelivered,
 	spreadEvents,
@@ -151,5 +154,67 @@ describe('renaming the trigger of an active workflow', () => {
 		const first = await host.poll({ activation: 'update', pollBudgetMs: 36_000 });
 		expect(first.items?.map((item) => item.json.id)).toEqual(sinceActivation.ids);
 		expect(host.delivered.some((event) => justBefore.ids!.includes(event.id))).toBe(false);
+	});
+
+	test('renaming back to an earlier name (default mode): the older state kept under that name does not bring back what was emitted since', async () => {
+		const host = new TriggerHost(env.sandbox);
+		expect((await host.activate()).items).toBeNull();
+		const emitted: string[] = [];
+		const pollNew = async (count: number) => {
+			const { nowMs } = await env.sandbox.control.getClock();
+			const batch = await env.sandbox.control.createEvents(
+				spreadEvents(count, nowMs + 1000, nowMs + 30_000),
+				{ returnIds: true },
+			);
+			await env.sandbox.control.advanceClock(MINUTE);
+			const result = await host.poll({ activation: 'update' });
+			expect(result.items?.map((item) => item.json.id)).toEqual(batch.ids);
+			emitted.push(...batch.ids!);
+		};
+		await pollNew(3);
+		host.rename('Documents arrived');
+		await pollNew(4);
+		await pollNew(2);
+		host.rename(NODE_NAME);
+		await pollNew(3);
+		await env.sandbox.control.advanceClock(MINUTE);
+		expect((await host.poll({ activation: 'update' })).items).toBeNull();
+		expect(
+			compareDelivered(
+				host.delivered,
+				emitted.map((id) => ({ id })),
+			),
+		).toEqual({
+			duplicates: [],
+			lost: [],
+			unexpected: [],
+		});
+	});
+
+	test("a new trigger given a deleted trigger's name starts from now, not from the deleted one's place", async () => {
+		const host = new TriggerHost(env.sandbox);
+		expect((await host.activate()).items).toBeNull();
+		const { nowMs } = await env.sandbox.control.getClock();
+		const first = await env.sandbox.control.createEvents(
+			spreadEvents(3, nowMs + 1000, nowMs + 30_000),
+			{ returnIds: true },
+		);
+		await env.sandbox.control.advanceClock(MINUTE);
+		expect((await host.poll()).items?.map((item) => item.json.id)).toEqual(first.ids);
+		// Events while the old trigger still ran, but after its last poll.
+		await env.sandbox.control.createEvents(spreadEvents(5, nowMs + 70_000, nowMs + 100_000));
+		await env.sandbox.control.advanceClock(10 * MINUTE);
+		// Deleted; a new trigger (a new node id) with the same name; the workflow published again.
+		host.replaceNode('new-trigger-node-id');
+		expect((await host.poll({ activation: 'update' })).items).toBeNull();
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		const after = await env.sandbox.control.createEvents(
+			spreadEvents(2, now + 1000, now + 20_000),
+			{ returnIds: true },
+		);
+		await env.sandbox.control.advanceClock(MINUTE);
+		expect((await host.poll({ activation: 'update' })).items?.map((item) => item.json.id)).toEqual(
+			after.ids,
+		);
 	});
 });

@@ -1,7 +1,7 @@
 /**
- * The Document Workflow Trigger's event cursor: which events it has already emitted, and
- * where the next poll reads. Pure logic, no I/O; the trigger node reads the API and records
- * here what it read.
+ * The event cursor both triggers keep (the polling and the webhook trigger): which events it
+ * has already emitted, and where the next read starts. Pure logic, no I/O; `cursorRead.ts`
+ * reads the API and records here what it read, `cursorStore.ts` keeps it in static data.
  *
  * Why it looks like this (api-spec "List events", rule 3): event ids reflect creation
  * time, not commit time, so an event can become visible later with a lower id than one
@@ -41,6 +41,9 @@
  * one overlap window can read, whatever the size of a burst. Spans: at most one per poll
  * within an overlap window, plus one final span merged from all the older ones.
  */
+import type { IDataObject } from 'n8n-workflow';
+
+import { isObject } from './transport/responses';
 
 /** One event as far as the cursor is concerned. */
 export interface CursorEvent {
@@ -63,6 +66,8 @@ export interface Span {
 export interface EventCursorState {
 	/** Format version of this structure. */
 	v: 1;
+	/** The id of the trigger node that wrote it: a new node given a deleted node's name does not take it over. */
+	owner?: string;
 	/** Everything up to this id is final; null reads from the oldest available event. */
 	after: string | null;
 	/** `createdOn` (ms) of the `after` event; null with `after` null or unknown. */
@@ -103,8 +108,18 @@ export function parseCreatedOn(value: unknown): number {
 	return typeof value === 'number' ? value : Date.parse(value);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-	return !!value && typeof value === 'object' && !Array.isArray(value);
+/** A listed event as the cursor sees it. */
+export function toCursorEvent(event: IDataObject): CursorEvent {
+	return { id: String(event.id).toLowerCase(), createdOnMs: parseCreatedOn(event.createdOn) };
+}
+
+/** The newest `createdOn` among the events (NaN when none is known): a lower bound of the API's clock. */
+export function newestCreatedOn(events: CursorEvent[]): number {
+	let newest = NaN;
+	for (const event of events)
+		if (Number.isFinite(event.createdOnMs) && !(event.createdOnMs <= newest))
+			newest = event.createdOnMs;
+	return newest;
 }
 
 /** JSON keeps no NaN: null and anything else that is not a number reads back as NaN. */
@@ -152,6 +167,7 @@ export function loadCursorState(staticData: Record<string, unknown>): EventCurso
 	}
 	const state: EventCursorState = {
 		v: 1,
+		...(typeof raw.owner === 'string' ? { owner: raw.owner } : {}),
 		after,
 		afterCreatedOnMs: typeof raw.afterCreatedOnMs === 'number' ? raw.afterCreatedOnMs : null,
 		horizonMs,
@@ -181,36 +197,6 @@ export function storeCursorState(
 	state: EventCursorState,
 ): void {
 	staticData[CURSOR_KEY] = JSON.parse(JSON.stringify(state)) as unknown;
-}
-
-/**
- * Where each trigger node keeps a copy of its state in the workflow's *global* static data,
- * by node id. n8n keeps a node's static data under the node's name, so renaming the trigger
- * of an active workflow leaves it without state; the copy, which n8n saves together with the
- * node's static data, carries the cursor over to the new name (see docs/polling-trigger.md).
- */
-export const COPIES_KEY = 'documentWorkflowTriggerCursors';
-
-/** The copy of the node's state kept in the global static data, or undefined. */
-export function loadCursorCopy(
-	globalData: Record<string, unknown>,
-	nodeId: string,
-): EventCursorState | undefined {
-	const copies = globalData[COPIES_KEY];
-	if (!isObject(copies)) return undefined;
-	return loadCursorState({ [CURSOR_KEY]: copies[nodeId] });
-}
-
-/** Writes the copy (one top-level assignment, so n8n notices the change). */
-export function storeCursorCopy(
-	globalData: Record<string, unknown>,
-	nodeId: string,
-	state: EventCursorState,
-): void {
-	const copies = isObject(globalData[COPIES_KEY])
-		? (globalData[COPIES_KEY] as Record<string, unknown>)
-		: {};
-	globalData[COPIES_KEY] = JSON.parse(JSON.stringify({ ...copies, [nodeId]: state })) as unknown;
 }
 
 /** A state with nothing read: the next poll reads everything after `after` (or everything, with null). */
@@ -412,4 +398,37 @@ export function settle(state: EventCursorState, overlapMs: number): EventCursorS
 	)
 		delete next.resume;
 	return next;
+}
+
+/** Orders two states by how far they have read: frontier, then `after`, then the API time last seen. */
+function compareProgress(a: EventCursorState, b: EventCursorState): number {
+	const byId = (x: string | null, y: string | null) =>
+		x === y ? 0 : x === null ? -1 : y === null ? 1 : compareIds(x, y);
+	return (
+		byId(frontier(a), frontier(b)) ||
+		byId(a.after, b.after) ||
+		Math.sign((a.horizonMs ?? -Infinity) - (b.horizonMs ?? -Infinity))
+	);
+}
+
+/**
+ * The more advanced of two copies of one trigger's state (a newer one, or one from another
+ * process), with the other's emitted ids added: neither copy's events come out again. Either
+ * may be undefined; `a` wins a tie.
+ */
+export function mergeCursors(
+	a: EventCursorState | undefined,
+	b: EventCursorState | undefined,
+): EventCursorState | undefined {
+	if (!a || !b) return a ?? b;
+	const [base, other] = compareProgress(a, b) >= 0 ? [a, b] : [b, a];
+	const seen = { ...base.seen };
+	let added = false;
+	for (const [id, createdOnMs] of Object.entries(other.seen)) {
+		if (base.after !== null && compareIds(id, base.after) <= 0) continue;
+		if (Object.prototype.hasOwnProperty.call(seen, id)) continue;
+		seen[id] = createdOnMs;
+		added = true;
+	}
+	return added ? { ...base, seen } : base;
 }

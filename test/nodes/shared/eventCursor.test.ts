@@ -1,4 +1,4 @@
-/** The cursor rule itself (nodes/DocumentWorkflowTrigger/eventCursor.ts), without the API. */
+/** The cursor rule itself (nodes/shared/eventCursor.ts), without the API. */
 import {
 	CURSOR_KEY,
 	alreadySeen,
@@ -6,20 +6,16 @@ import {
 	frontier,
 	isFinal,
 	knownAfter,
-	loadCursorCopy,
+	mergeCursors,
 	loadCursorState,
 	recordRead,
 	remember,
 	settle,
 	skipFinal,
-	storeCursorCopy,
 	storeCursorState,
 	verifyRead,
-} from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
-import type {
-	CursorEvent,
-	EventCursorState,
-} from '../../../nodes/DocumentWorkflowTrigger/eventCursor';
+} from '../../../nodes/shared/eventCursor';
+import type { CursorEvent, EventCursorState } from '../../../nodes/shared/eventCursor';
 
 const MINUTE = 60_000;
 /** Time-ordered ids like the API's: the creation time in hex first. */
@@ -221,15 +217,19 @@ describe('counts and the copy by node id', () => {
 		expect(verifyRead(state, state.after, T).spans).toEqual(state.spans);
 	});
 
-	test("the copy in the global static data round-trips per node id and leaves other nodes' copies alone", () => {
-		const global: Record<string, unknown> = {};
-		const a = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE)], T + MINUTE);
-		const b = poll(emptyCursorState(null), null, [ev(T + 5 * MINUTE)], T + 5 * MINUTE);
-		storeCursorCopy(global, 'node-a', a);
-		storeCursorCopy(global, 'node-b', b);
-		expect(loadCursorCopy(global, 'node-a')).toEqual(a);
-		expect(loadCursorCopy(global, 'node-b')).toEqual(b);
-		expect(loadCursorCopy(global, 'node-c')).toBeUndefined();
-		expect(loadCursorCopy({}, 'node-a')).toBeUndefined();
+	test('of two copies of one state, the one that has read further wins, and keeps the ids the other emitted', () => {
+		const early = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE)], T + MINUTE);
+		const later = poll(early, frontier(early), [ev(T + 2 * MINUTE)], T + 2 * MINUTE);
+		expect(mergeCursors(early, later)).toEqual(later);
+		expect(mergeCursors(later, early)).toEqual(later);
+		expect(mergeCursors(undefined, early)).toEqual(early);
+		expect(mergeCursors(early, undefined)).toEqual(early);
+		// Another process emitted a late event the further copy never read: it stays emitted.
+		const late = ev(T + MINUTE / 2);
+		const other = remember(early, [late]);
+		const merged = mergeCursors(later, other)!;
+		expect(frontier(merged)).toBe(frontier(later));
+		expect(alreadySeen(merged, late.id, overlapMs)).toBe(true);
+		expect(alreadySeen(later, late.id, overlapMs)).toBe(false);
 	});
 });

@@ -1,0 +1,183 @@
+/**
+ * Nothing answered is lost, and nothing comes out twice, across restarts of n8n: the cursor and
+ * the ids of its overlap window are in the node's static data (n8n loads a copy per request and
+ * saves it after the request when the node changed it: only requests that emit do). An event
+ * answered but not listed when n8n stops comes out with the next delivery's read; the activation
+ * starts the cursor from now; a restart keeps it.
+ */
+import { randomUUID } from 'node:crypto';
+
+import { CURSOR_KEY } from '../../../nodes/shared/eventCursor';
+import { COPIES_KEY } from '../../../nodes/shared/cursorStore';
+import { MINUTE } from '../../harness/triggerHost';
+import { useSandbox } from '../../harness/sandbox';
+import { WebhookHost } from '../../harness/webhookHost';
+import { listedCopies, settle, useHosts } from './helpers';
+
+const env = useSandbox();
+const newHost = useHosts(env);
+
+const idsOf = (host: WebhookHost) => host.emitted().map((event) => String(event.id));
+
+describe('Document Workflow Webhook Trigger: across restarts', () => {
+	test.each([
+		['3 s', 3000],
+		['60 s', 60_000],
+	])(
+		'5 events answered but listed only %s after their delivery, n8n restarted meanwhile: the next delivery emits them once, repeats included',
+		async (_label, commitDelayMs) => {
+			const host = await newHost();
+			await env.sandbox.control.addSubscription({ url: host.url });
+			const late = (
+				await env.sandbox.control.createEvents(
+					Array.from({ length: 5 }, (_, n) => ({
+						type: 'run.completed',
+						commitDelayMs,
+						data: { n },
+					})),
+					{ returnIds: true },
+				)
+			).ids!;
+			await env.sandbox.subscriptions.settled();
+			expect(
+				(await env.sandbox.control.getDeliveries()).every((delivery) => delivery.status === 202),
+			).toBe(true);
+			// n8n stops before the API lists them (what the process was doing is lost), and starts again.
+			await host.restart();
+			await env.sandbox.control.advanceClock(commitDelayMs);
+			const [next] = (
+				await env.sandbox.control.createEvents([{ type: 'run.failed' }], { returnIds: true })
+			).ids!;
+			await settle(env.sandbox, host);
+			expect(idsOf(host)).toEqual([...late, next]);
+			// Every event delivered again, before and after another restart: nothing more.
+			const listed = await listedCopies(env.sandbox);
+			const repeats = [...late, next].map((id) => listed.get(id));
+			await host.post(repeats);
+			await host.settled();
+			await host.restart();
+			await host.post(repeats);
+			for (const event of repeats) await host.post(event);
+			await host.settled();
+			expect(idsOf(host)).toEqual([...late, next]);
+		},
+	);
+
+	test('a burst answered by many requests at once, then a restart, then every delivery again: nothing twice', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addSubscription({ url: host.url, maxDelayMs: 200, seed: 5 });
+		const created = await env.sandbox.control.createEvents(
+			Array.from({ length: 150 }, (_, n) => ({ type: 'run.completed', data: { n } })),
+			{ returnIds: true },
+		);
+		await settle(env.sandbox, host);
+		expect(new Set(idsOf(host)).size).toBe(150);
+		await host.restart();
+		const listed = await listedCopies(env.sandbox);
+		const sorted = [...created.ids!].sort();
+		for (let start = 0; start < sorted.length; start += 10)
+			await Promise.all(
+				sorted
+					.slice(start, start + 10)
+					.map(async (id) => await host.post(listed.get(id) ?? { id })),
+			);
+		await host.settled();
+		expect(idsOf(host)).toHaveLength(150);
+	});
+
+	test('only a request that emits saves static data; it holds the cursor by node name and its copy by node id', async () => {
+		const host = await newHost();
+		const afterActivation = host.store.saves;
+		expect(afterActivation).toBe(1);
+		// A delivery that emits nothing (a repeat, a forged id) leaves the static data alone.
+		await host.post({ id: randomUUID() });
+		await host.settled();
+		expect(host.store.saves).toBe(afterActivation);
+		await env.sandbox.control.addSubscription({ url: host.url });
+		await env.sandbox.control.createEvents([{ type: 'run.completed' }, { type: 'run.failed' }]);
+		await settle(env.sandbox, host);
+		expect(host.store.saves).toBe(afterActivation + host.executions.length);
+		const saved = host.store.data as Record<string, Record<string, Record<string, unknown>>>;
+		const own = saved[`node:${host.nodeName}`][CURSOR_KEY] as {
+			owner: string;
+			seen: Record<string, number>;
+		};
+		expect(own.owner).toBe(host.nodeId);
+		expect(Object.keys(own.seen).sort()).toEqual(idsOf(host).sort());
+		expect(saved.global[COPIES_KEY][host.nodeId]).toEqual(own);
+	});
+
+	test('activation starts from now: events from before are not emitted, even when delivered after it; a restart keeps the place', async () => {
+		const before = (
+			await env.sandbox.control.createEvents([{ type: 'run.completed' }, { type: 'run.failed' }], {
+				returnIds: true,
+			})
+		).ids!;
+		const host = await newHost();
+		const listed = await listedCopies(env.sandbox);
+		for (const id of before) await host.post(listed.get(id));
+		await host.settled();
+		expect(host.executions).toHaveLength(0);
+		// n8n was down while these happened (their deliveries failed): the next delivery's read emits them.
+		const sub = await env.sandbox.control.addSubscription({
+			url: 'http://127.0.0.1:9/unreachable',
+		});
+		const whileDown = (
+			await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })
+		).ids!;
+		await env.sandbox.subscriptions.settled();
+		await env.sandbox.control.removeSubscription(sub.id);
+		await host.restart();
+		await env.sandbox.control.addSubscription({ url: host.url });
+		const [after] = (
+			await env.sandbox.control.createEvents([{ type: 'review.created' }], { returnIds: true })
+		).ids!;
+		await settle(env.sandbox, host);
+		expect(idsOf(host)).toEqual([...whileDown, after]);
+	});
+
+	test('a trigger without a saved cursor (activated before this version) emits the delivered event and those of the last overlap window, once', async () => {
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		const old = new Date(now - 10 * MINUTE).toISOString();
+		const recent = new Date(now - MINUTE).toISOString();
+		const [, recentId] = (
+			await env.sandbox.control.createEvents(
+				[
+					{ type: 'run.completed', createdOn: old },
+					{ type: 'run.completed', createdOn: recent },
+				],
+				{ returnIds: true },
+			)
+		).ids!;
+		const host = await new WebhookHost({ credentials: env.credentials }).start();
+		try {
+			const [id] = (
+				await env.sandbox.control.createEvents([{ type: 'run.failed' }], { returnIds: true })
+			).ids!;
+			await host.post({ id });
+			await host.post({ id });
+			await host.settled();
+			expect(idsOf(host)).toEqual([recentId, id]);
+		} finally {
+			await host.stop();
+		}
+	});
+
+	test('a renamed trigger keeps its place (the copy by node id): repeats start nothing, new events once', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addSubscription({ url: host.url });
+		const first = (
+			await env.sandbox.control.createEvents([{ type: 'run.completed' }], { returnIds: true })
+		).ids!;
+		await settle(env.sandbox, host);
+		host.rename('Documents arrived');
+		await host.restart();
+		const listed = await listedCopies(env.sandbox);
+		await host.post(listed.get(first[0]));
+		const second = (
+			await env.sandbox.control.createEvents([{ type: 'run.failed' }], { returnIds: true })
+		).ids!;
+		await settle(env.sandbox, host);
+		expect(idsOf(host)).toEqual([...first, ...second]);
+	});
+});
