@@ -30,7 +30,7 @@ import {
 } from './webhook-n8n';
 import type { RunningN8n, Target } from './webhook-n8n';
 
-const RATES = (process.env.BENCH_LATENCY_RATES ?? '5,10,20,40,80,160').split(',').map(Number);
+const RATES = (process.env.BENCH_LATENCY_RATES ?? '2,5,10,20,40,80,160').split(',').map(Number);
 const STEP_SECONDS = Number(process.env.BENCH_LATENCY_STEP_SECONDS ?? 10);
 const GOAL_MEDIAN_MS = 500;
 const SETTLE_MS = 3000;
@@ -338,7 +338,7 @@ test("the webhook trigger beside n8n's Webhook node at rising rates, in one real
 			sections: [
 				{
 					heading: 'Median latency at each rate, in one n8n',
-					text: `n8n ${version} (regular mode, one process, SQLite) with the packed package installed; two workflows active in it: a copy of the example \`webhook-trigger.json\` (the trigger, node version ${targets[0].typeVersion}, → No Operation) and n8n's own Webhook node (version 2, POST, Respond: Immediately, no other node). At each rate, for ${STEP_SECONDS} s: first the benchmark posts that many requests a second to n8n's Webhook node (keep-alive, at most 50 connections, as the sandbox delivers); then the sandbox creates that many events a second in the trigger's organization and delivers each once, at once, to its Production URL. The rate rises until both have missed (median over ${GOAL_MEDIAN_MS / 1000} s, or a request not answered 2xx / an event not emitted); each stops at its first miss. n8n's Webhook node: median time to its answer, and from the request to the start of its execution (n8n's \`startedAt\`). The trigger: from each event's creation in the sandbox to the start of the execution that emitted it. CPU: n8n's main process, from the step's first request to its last answer, per request. Run once with \`N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true\`, then n8n restarted with its defaults.`,
+					text: `n8n ${version} (regular mode, one process, SQLite) with the packed package installed; two workflows active in it: a copy of the example \`webhook-trigger.json\` (the trigger, node version ${targets[0].typeVersion}, → No Operation) and n8n's own Webhook node (version 2, POST, Respond: Immediately, no other node). At each rate, for ${STEP_SECONDS} s: first the benchmark posts that many requests a second to n8n's Webhook node (keep-alive, at most 50 connections, as the sandbox delivers); then the sandbox creates that many events a second in the trigger's organization and delivers each once, at once, to its Production URL. The rate rises until both have missed (median over ${GOAL_MEDIAN_MS / 1000} s, or a request not answered 2xx / an event not emitted); each stops at its first miss. n8n's Webhook node: median time to its answer, and from the request to the start of its execution (n8n's \`startedAt\`). The trigger: from each event's creation in the sandbox to the start of the execution that emitted it. CPU: n8n's main process, from the step's first request to its last answer, per request (n8n's own background work included, which weighs most at the lowest rates). Run once with \`N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true\`, then n8n restarted with its defaults.`,
 				},
 				...CONFIGS.map((config, index) => ({
 					heading: config.label,

@@ -80,16 +80,17 @@ async function warmUp(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<voi
 	await sleep(6000);
 }
 
-/** Resolves once the key has made no read for `quietMs`, or at `deadline`; true when it went quiet. */
+/** Resolves once the key has made no read for `quietMs` since `since` or later, or at `deadline`; true when it went quiet. */
 async function untilQuiet(
 	sb: Sandbox,
 	target: Target,
 	quietMs: number,
+	since: number,
 	deadline: number,
 ): Promise<boolean> {
 	for (;;) {
 		const reads = await readsBy(sb, target.apiKey);
-		const last = reads.length ? Math.max(...reads) : 0;
+		const last = Math.max(since, ...reads);
 		if (Date.now() - last >= quietMs) return true;
 		if (Date.now() > deadline) return false;
 		await sleep(1000);
@@ -127,7 +128,7 @@ async function spreadFlood(sb: Sandbox, n8n: RunningN8n, target: Target) {
 		}),
 	);
 	const lastPost = Date.now();
-	const quiet = await untilQuiet(sb, target, 10_000, lastPost + 90_000);
+	const quiet = await untilQuiet(sb, target, 10_000, lastPost, lastPost + 90_000);
 	const reads = countBetween(await readsBy(sb, target.apiKey), start);
 	const after = emissions(n8n, target.workflowId, target.triggerName).slice(before);
 	log(`spread flood: ${reads} reads, ${after.length} executions, quiet: ${quiet}`);
