@@ -3,8 +3,9 @@
  * clock passed in. A delivered id newer than anything the trigger has read rings the bell:
  * a read soon, and if that read does not list it, a few looks again on whole seconds (one
  * schedule per trigger, shared by every id). Reads are spaced more widely while rung ids turn
- * out not to be listed, so ids that are never listed cost at most one read a second, and none
- * once their last look is over. Ids at or below what was read cost nothing (`reader.ts`).
+ * out not to be listed (a second per request the last read made), so ids that are never listed
+ * cost at most one request a second, and none once their last look is over. Ids at or below
+ * what was read cost nothing (`reader.ts`).
  */
 
 export interface BellTiming {
@@ -12,7 +13,7 @@ export interface BellTiming {
 	gatherMs: number;
 	/** The shortest time between two reads while every rung id was listed by the read after it. */
 	fastGapMs: number;
-	/** The shortest time between two reads after a read that did not list an id that rang for it. */
+	/** After a read that did not list an id that rang for it: the shortest time to the next read, per request it made (at most three); looks again are always this far apart. */
 	slowGapMs: number;
 	/** An id not listed is looked for again this long after its delivery, then after twice as long, and so on. */
 	firstLookMs: number;
@@ -53,12 +54,23 @@ export interface Bell {
 	/** Set when a read stopped early (its limits, or an error) and should go on. */
 	goOnAt?: number;
 	lastReadAt: number;
-	/** The last read did not list an id that rang for it (or failed): reads are spaced `slowGapMs`. */
+	/** The last read did not list an id that rang for it (or failed): reads are spaced `slowGapMs` per request. */
 	slow: boolean;
+	/** Requests the last read made. */
+	lastRequests: number;
 }
 
+/** The slow spacing grows with the requests of the last read up to this many. */
+const MAX_SLOW_REQUESTS = 3;
+
 export function newBell(): Bell {
-	return { pending: new Map(), rung: new Set(), lastReadAt: -Infinity, slow: false };
+	return {
+		pending: new Map(),
+		rung: new Set(),
+		lastReadAt: -Infinity,
+		slow: false,
+		lastRequests: 1,
+	};
 }
 
 function onGrid(ms: number, timing: BellTiming): number {
@@ -100,14 +112,23 @@ export function expire(bell: Bell, now: number, timing: BellTiming): string[] {
 	return expired;
 }
 
-/** When the next read is due; undefined when nothing wants one. */
+/**
+ * When the next read is due; undefined when nothing wants one. Ids that rang are read for
+ * after `gatherMs`, `fastGapMs` after the last read (`slowGapMs` per request while rung ids
+ * went unlisted); looks again come `slowGapMs` per request after the last read at the soonest.
+ */
 export function nextReadAt(bell: Bell, timing: BellTiming): number | undefined {
-	let wanted = bell.rungAt === undefined ? Infinity : bell.rungAt + timing.gatherMs;
-	if (bell.goOnAt !== undefined) wanted = Math.min(wanted, bell.goOnAt);
+	const slowGapMs = timing.slowGapMs * Math.min(Math.max(bell.lastRequests, 1), MAX_SLOW_REQUESTS);
+	let rung = bell.rungAt === undefined ? Infinity : bell.rungAt + timing.gatherMs;
+	if (bell.goOnAt !== undefined) rung = Math.min(rung, bell.goOnAt);
+	let look = Infinity;
 	for (const [id, pending] of bell.pending)
-		if (!bell.rung.has(id)) wanted = Math.min(wanted, pending.lookAt);
-	if (wanted === Infinity) return undefined;
-	return Math.max(wanted, bell.lastReadAt + (bell.slow ? timing.slowGapMs : timing.fastGapMs));
+		if (!bell.rung.has(id)) look = Math.min(look, pending.lookAt);
+	const due = Math.min(
+		Math.max(rung, bell.lastReadAt + (bell.slow ? slowGapMs : timing.fastGapMs)),
+		Math.max(look, bell.lastReadAt + slowGapMs),
+	);
+	return due === Infinity ? undefined : due;
 }
 
 /** What a read is for, taken when it starts. */
@@ -139,11 +160,18 @@ export function readStarts(bell: Bell, now: number): ReadPurpose {
 export function readEnds(
 	bell: Bell,
 	purpose: ReadPurpose,
-	outcome: { complete: boolean; failed: boolean; listed: (id: string) => boolean },
+	outcome: {
+		complete: boolean;
+		failed: boolean;
+		/** Requests the read made. */
+		requests: number;
+		listed: (id: string) => boolean;
+	},
 	now: number,
 	timing: BellTiming,
 ): string[] {
 	const letGo: string[] = [];
+	bell.lastRequests = outcome.requests;
 	if (!outcome.complete) {
 		// Looked for by nobody yet: the ids ring again for the read that goes on.
 		for (const id of purpose.rung) if (bell.pending.has(id)) bell.rung.add(id);

@@ -13,7 +13,7 @@ import { sleep } from 'n8n-workflow';
 
 import type { CursorRead, CursorSettings } from '../shared/cursorRead';
 import { anchorAtNewest, readNewEvents } from '../shared/cursorRead';
-import { loadCursor, storeCursor } from '../shared/cursorStore';
+import { refreshCursor, storeCursor } from '../shared/cursorStore';
 import type { EventCursorState } from '../shared/eventCursor';
 import { alreadySeen, compareIds, frontier, mergeCursors } from '../shared/eventCursor';
 import type { ReadLimits } from '../shared/eventList';
@@ -77,8 +77,6 @@ interface TriggerReader {
 	bell: Bell;
 	/** When a read last went over the stretches already read (local time). */
 	checkedAt: number;
-	/** Whether the last read found new events: a quiet trigger asks for the count first. */
-	quiet: boolean;
 	waiters: Set<Waiter>;
 	sweep?: Promise<void>;
 	report: Report;
@@ -129,7 +127,6 @@ function newReader(): TriggerReader {
 	return {
 		bell: newBell(),
 		checkedAt: -Infinity,
-		quiet: true,
 		waiters: new Set(),
 		report: { notListed: 0, passed: 0, lastAt: -Infinity, failures: 0, lastFailureAt: -Infinity },
 		forgotten: false,
@@ -154,7 +151,7 @@ export async function receive(
 ): Promise<IDataObject[]> {
 	const reader = readers.getOrCreate(key, newReader);
 	// Static data is loaded per request: the process keeps the newest copy.
-	reader.cursor = mergeCursors(reader.cursor, loadCursor(ctx));
+	reader.cursor = refreshCursor(ctx, reader.cursor);
 	const cursor = reader.cursor;
 	const newest = cursor && frontier(cursor);
 	const fresh: string[] = [];
@@ -249,14 +246,14 @@ async function readOnce(
 	const purpose = readStarts(reader.bell, Date.now());
 	const before = reader.cursor;
 	// Stretches already read are gone over when an id looked for lies there, or once a second
-	// (events listed late): a quiet trigger first asks for the count (one request when nothing
-	// changed), a busy one for the event where the frontier was (one request, whatever came after).
+	// (events listed late): first one request for the event where the frontier was, which also
+	// tells whether anything came after it (a quiet read is that request alone).
 	const newest = before && frontier(before);
 	const lookedFor = [...purpose.rung, ...purpose.lookedAgain];
 	const inRead =
 		newest !== undefined && newest !== null && lookedFor.some((id) => compareIds(id, newest) <= 0);
 	const checks = inRead || purpose.startedAt - reader.checkedAt >= RECHECK_MS;
-	const recheck = !checks ? 'no' : reader.quiet ? 'first' : 'probe';
+	const recheck = checks ? 'probe' : 'no';
 	let read: CursorRead | undefined;
 	let failure: Error | undefined;
 	try {
@@ -270,7 +267,6 @@ async function readOnce(
 		});
 		failure = read.failure;
 		if (checks && !failure) reader.checkedAt = purpose.startedAt;
-		reader.quiet = read.events.length === 0;
 	} catch (error) {
 		failure = error as Error;
 	}
@@ -284,6 +280,7 @@ async function readOnce(
 		{
 			complete: read !== undefined && !failure && read.caughtUp && !read.stoppedForBudget,
 			failed: failure !== undefined,
+			requests: read?.pagesRead ?? 1,
 			listed: (id) =>
 				(read?.listed.has(id) ?? false) ||
 				(cursor !== undefined && alreadySeen(cursor, id, settings.overlapMs)),

@@ -48,13 +48,12 @@ export interface CursorReadLimits {
 	/**
 	 * How the young stretches (where late events can still appear) are gone over: `after` the
 	 * frontier is read (the default: read again, or one request when the API's count shows
-	 * nothing entered them); `first`: one request for the count after `after` comes first, and
-	 * when it shows nothing new at all, that request is the whole read; `probe`: after the
-	 * frontier, one request for the one event at the position the frontier had (it is still
-	 * there when nothing entered before it, however many events came after it); `no`: not at
-	 * all (late events come out with a later read).
+	 * nothing entered them); `probe`: first one request for the event at the frontier's
+	 * position after `after`, still the frontier when nothing entered before it (its count then
+	 * says whether anything came after it: a quiet read is that one request); `no`: not at all
+	 * (late events come out with a later read).
 	 */
-	recheck?: 'after' | 'first' | 'probe' | 'no';
+	recheck?: 'after' | 'probe' | 'no';
 }
 
 export interface CursorRead {
@@ -133,7 +132,6 @@ async function readForward(
 	limits: CursorReadLimits,
 	reading: Reading,
 	known = NaN,
-	onePage = false,
 ): Promise<void> {
 	const emittedIds = new Set(reading.emitted.map((event) => event.id));
 	let read: (typeof reading.reads)[number] = {
@@ -195,7 +193,6 @@ async function readForward(
 				reading.emitted.push(cursorEvent);
 			}
 			reading.remaining = Math.max(0, envelope.count - envelope.listed);
-			if (onePage) break;
 			if (!envelope.full || envelope.pages <= 1 || lastId === undefined) {
 				reading.reachedEnd = true;
 				reading.tail = reading.remaining;
@@ -217,8 +214,9 @@ async function readForward(
 
 /**
  * Did anything enter the young stretches? When nothing did, the event at position K after
- * `after` (K: the events the cursor knows there) is still the newest one read before: one
- * request of one event, whatever came after it. Sets `verifiedFrom` when it is.
+ * `after` (K: the events the cursor knows there) is still the newest one read before, however
+ * many events came after it: one request of one event. Sets `verifiedFrom` when it is, and
+ * returns the count after `after` (undefined when it could not tell).
  */
 async function probeFrontier(
 	ctx: ApiContext,
@@ -226,24 +224,29 @@ async function probeFrontier(
 	state: EventCursorState,
 	limits: CursorReadLimits,
 	reading: Reading,
-): Promise<void> {
+): Promise<number | undefined> {
 	const known = knownAfter(state, state.after);
 	const newest = frontier(state);
-	if (!(known > 0) || newest === null) return;
+	if (!(known > 0) || newest === null) return undefined;
+	let probe: EventPage;
 	try {
-		const probe = await readEventPage(
+		probe = await readEventPage(
 			ctx,
 			{ ...pageQuery(settings, known, state.after), pageSize: 1 },
 			limits.page(),
 		);
-		reading.pagesRead++;
-		const atPosition = probe.events[0] && toCursorEvent(probe.events[0]).id;
-		if (atPosition !== newest) return;
-		reading.verifiedFrom = state.after;
-		reading.verifiedAtMs = probe.apiTimeMs;
 	} catch {
-		// Not verified: the stretches are read again.
+		// Fewer events than that after `after` (some left the 7-day history: the API refuses the
+		// page), or no answer: not verified, the stretches are read as without a probe.
+		reading.pagesRead++;
+		return undefined;
 	}
+	reading.pagesRead++;
+	const atPosition = probe.events[0] && toCursorEvent(probe.events[0]).id;
+	if (atPosition !== newest) return undefined;
+	reading.verifiedFrom = state.after;
+	reading.verifiedAtMs = probe.apiTimeMs;
+	return probe.count;
 }
 
 /**
@@ -278,35 +281,22 @@ export async function readNewEvents(
 	const recheck = limits.recheck ?? 'after';
 	let caughtUp = false;
 	let known = NaN;
-	if (!oneRead && recheck === 'first') {
-		// The count after `after` equal to what the cursor knows: nothing late, nothing new.
-		await readForward(
-			ctx,
-			settings,
-			state,
-			state.after,
-			limits,
-			reading,
-			knownAfter(state, state.after),
-			true,
-		);
-		if (reading.verifiedFrom !== undefined) caughtUp = true;
-		else reading.reachedEnd = false;
-	}
-	const verifiedFirst = reading.verifiedFrom !== undefined;
-	if (!oneRead && !verifiedFirst && !reading.failure) {
-		const frontierStart = reading.reads.length;
+	let verifiedCount: number | undefined;
+	if (!oneRead && recheck === 'probe' && !state.behind)
+		verifiedCount = await probeFrontier(ctx, settings, state, limits, reading);
+	const verified = reading.verifiedFrom !== undefined;
+	// Verified, and the count shows nothing after the frontier either: that one request was the read.
+	if (verified && verifiedCount === knownAfter(state, state.after)) {
+		caughtUp = true;
+		reading.reachedEnd = true;
+	} else if (!oneRead && !reading.failure) {
 		await readForward(ctx, settings, state, newest, limits, reading);
 		caughtUp = reading.reachedEnd;
-		const frontierRead = reading.reads[frontierStart];
 		// What the API should count after the re-read's start if no late event came: the spans' events, the new ones, and any listed since.
 		known =
-			knownAfter(state, state.resume ?? state.after) + frontierRead.read.length + reading.tail;
+			knownAfter(state, state.resume ?? state.after) + reading.reads[0].read.length + reading.tail;
 	}
-	if (!oneRead && !verifiedFirst && recheck === 'probe' && caughtUp && !reading.failure)
-		await probeFrontier(ctx, settings, state, limits, reading);
-	const rereadSkipped =
-		verifiedFirst || reading.verifiedFrom !== undefined || (!oneRead && recheck === 'no');
+	const rereadSkipped = verified || (!oneRead && recheck === 'no');
 	const frontierReads = reading.reads.length;
 	const rereadFrom = oneRead ? state.after : (state.resume ?? state.after);
 	if (!reading.failure && !reading.stoppedForBudget && !rereadSkipped) {
@@ -387,7 +377,11 @@ export async function anchorAtNewest(
 	const envelope = await readNewestPage(ctx, { type: settings.apiType }, limits);
 	const page = envelope.events.map(toCursorEvent).sort((a, b) => compareIds(a.id, b.id));
 	const [oldest, ...rest] = page;
-	if (!oldest) return emptyCursorState(null);
+	if (!oldest) {
+		const empty = emptyCursorState(null);
+		if (Number.isFinite(envelope.apiTimeMs)) empty.horizonMs = envelope.apiTimeMs;
+		return empty;
+	}
 	const readAtMs = Number.isFinite(envelope.apiTimeMs)
 		? envelope.apiTimeMs
 		: newestCreatedOn(page) - (Date.now() - startedAt);

@@ -7,7 +7,15 @@
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import type { EventCursorState } from './eventCursor';
-import { CURSOR_KEY, loadCursorState, mergeCursors, storeCursorState } from './eventCursor';
+import {
+	CURSOR_KEY,
+	compareProgress,
+	loadCursorState,
+	mergeCursors,
+	peekProgress,
+	progressOf,
+	storeCursorState,
+} from './eventCursor';
 import { isObject } from './transport/responses';
 
 /** The key of the workflow's static data that holds the copies by node id. */
@@ -72,13 +80,41 @@ export function loadCursor(ctx: CursorStoreContext): EventCursorState | undefine
 	return mergeCursors(own, copy);
 }
 
+/**
+ * What a process that already holds a state (`held`) should go on with: the stored state
+ * merged in when it has read further (another process saved it, or `held` is none), else
+ * `held`, without loading the stored one's ids (a request's copy is usually an older `held`).
+ */
+export function refreshCursor(
+	ctx: CursorStoreContext,
+	held: EventCursorState | undefined,
+): EventCursorState | undefined {
+	if (held) {
+		const nodeId = nodeIdOf(ctx);
+		const stored = [
+			ctx.getWorkflowStaticData('node')[CURSOR_KEY],
+			nodeId === undefined ? undefined : copiesOf(ctx)[nodeId],
+		];
+		const heldProgress = progressOf(held);
+		const ahead = stored.some((raw) => {
+			const progress = peekProgress(raw);
+			return progress !== undefined && compareProgress(progress, heldProgress) > 0;
+		});
+		if (!ahead) return held;
+	}
+	return mergeCursors(held, loadCursor(ctx));
+}
+
 /** Keeps the copies bounded: its own, then those whose triggers read most recently, none far older than its own. */
 function pruneCopies(copies: Copies, nodeId: string, horizonMs: number | null): Copies {
 	const horizonOf = (copy: unknown) =>
 		isObject(copy) && typeof copy.horizonMs === 'number' ? copy.horizonMs : -Infinity;
 	const others = Object.entries(copies)
 		.filter(([id, copy]) => id !== nodeId && isObject(copy))
-		.filter(([, copy]) => horizonMs === null || horizonOf(copy) >= horizonMs - COPY_MAX_AGE_MS)
+		.filter(([, copy]) => {
+			const their = horizonOf(copy);
+			return horizonMs === null || their === -Infinity || their >= horizonMs - COPY_MAX_AGE_MS;
+		})
 		.sort(([, a], [, b]) => horizonOf(b) - horizonOf(a))
 		.slice(0, MAX_CURSOR_COPIES - 1);
 	return Object.fromEntries([[nodeId, copies[nodeId]], ...others]);

@@ -400,12 +400,42 @@ export function settle(state: EventCursorState, overlapMs: number): EventCursorS
 	return next;
 }
 
+/** How far a state has read: what orders two copies of one trigger's state. */
+export interface CursorProgress {
+	frontier: string | null;
+	after: string | null;
+	horizonMs: number | null;
+}
+
+export function progressOf(state: EventCursorState): CursorProgress {
+	return { frontier: frontier(state), after: state.after, horizonMs: state.horizonMs };
+}
+
+/** The progress of a state as saved in static data, read without loading the rest (its ids); undefined when it is none. */
+export function peekProgress(raw: unknown): CursorProgress | undefined {
+	if (!isObject(raw) || raw.v !== 1) return undefined;
+	const after = typeof raw.after === 'string' ? raw.after.toLowerCase() : null;
+	// A state saved before spans existed reads as one span over its remembered ids.
+	const tos = Array.isArray(raw.spans)
+		? raw.spans.map((span) => (isObject(span) ? span.to : undefined))
+		: Object.keys(isObject(raw.seen) ? raw.seen : {});
+	let newest = after;
+	for (const to of tos)
+		if (typeof to === 'string' && (newest === null || compareIds(to, newest) > 0))
+			newest = to.toLowerCase();
+	return {
+		frontier: newest,
+		after,
+		horizonMs: typeof raw.horizonMs === 'number' ? raw.horizonMs : null,
+	};
+}
+
 /** Orders two states by how far they have read: frontier, then `after`, then the API time last seen. */
-function compareProgress(a: EventCursorState, b: EventCursorState): number {
+export function compareProgress(a: CursorProgress, b: CursorProgress): number {
 	const byId = (x: string | null, y: string | null) =>
 		x === y ? 0 : x === null ? -1 : y === null ? 1 : compareIds(x, y);
 	return (
-		byId(frontier(a), frontier(b)) ||
+		byId(a.frontier, b.frontier) ||
 		byId(a.after, b.after) ||
 		Math.sign((a.horizonMs ?? -Infinity) - (b.horizonMs ?? -Infinity))
 	);
@@ -421,7 +451,7 @@ export function mergeCursors(
 	b: EventCursorState | undefined,
 ): EventCursorState | undefined {
 	if (!a || !b) return a ?? b;
-	const [base, other] = compareProgress(a, b) >= 0 ? [a, b] : [b, a];
+	const [base, other] = compareProgress(progressOf(a), progressOf(b)) >= 0 ? [a, b] : [b, a];
 	const seen = { ...base.seen };
 	let added = false;
 	for (const [id, createdOnMs] of Object.entries(other.seen)) {

@@ -14,6 +14,7 @@ import type {
 	IDataObject,
 	INode,
 	INodeExecutionData,
+	INodeType,
 	IWebhookData,
 	WorkflowActivateMode,
 	WorkflowExecuteMode,
@@ -62,6 +63,13 @@ export interface WebhookHostOptions {
 	nodeName?: string;
 	/** The workflow's saved static data; default a new, empty one. */
 	store?: StaticDataStore;
+	/**
+	 * Another n8n process: the node type as that process loaded it (its own module state), and
+	 * what forgets that state; default this process's.
+	 */
+	process?: { nodeType: INodeType; forgetAll: () => void };
+	/** The webhook's id (its URL); default a new one. */
+	webhookId?: string;
 }
 
 export interface PostResult {
@@ -94,10 +102,17 @@ export class WebhookHost {
 			type: WEBHOOK_TRIGGER_NODE_TYPE,
 			typeVersion: options.typeVersion ?? 1,
 			position: [0, 0],
-			webhookId: randomUUID(),
+			webhookId: options.webhookId ?? randomUUID(),
 			parameters: (options.parameters ?? {}) as INode['parameters'],
 			credentials: { documentWorkflowApi: { id: '1', name: 'Document Workflow API' } },
 		};
+	}
+
+	private nodeType(): INodeType {
+		return (
+			this.options.process?.nodeType ??
+			nodeTypes.getByNameAndVersion(WEBHOOK_TRIGGER_NODE_TYPE, this.node.typeVersion)
+		);
 	}
 
 	get nodeId(): string {
@@ -159,8 +174,7 @@ export class WebhookHost {
 			activation,
 			this.webhookData(workflow, additionalData),
 		);
-		const methods = nodeTypes.getByNameAndVersion(WEBHOOK_TRIGGER_NODE_TYPE, this.node.typeVersion)
-			.webhookMethods!.default!;
+		const methods = this.nodeType().webhookMethods!.default!;
 		if (!(await methods.checkExists.call(context))) await methods.create.call(context);
 		this.saveIfChanged(workflow);
 	}
@@ -172,7 +186,7 @@ export class WebhookHost {
 	 */
 	async restart(): Promise<void> {
 		this.restarts++;
-		forgetAll();
+		(this.options.process?.forgetAll ?? forgetAll)();
 		await this.activate('init');
 	}
 
@@ -248,10 +262,7 @@ export class WebhookHost {
 			null,
 		);
 		const restarts = this.restarts;
-		const nodeType = nodeTypes.getByNameAndVersion(
-			WEBHOOK_TRIGGER_NODE_TYPE,
-			this.node.typeVersion,
-		);
+		const nodeType = this.nodeType();
 		this.maxOpen = Math.max(this.maxOpen, ++this.open);
 		try {
 			const result = await nodeType.webhook!.call(context);

@@ -188,6 +188,26 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		expect(host.emitted().map((event) => event.id)).toEqual([id]);
 	});
 
+	test('after a quiet week (what the trigger had read has left the 7-day list), the next delivery still emits its event, once', async () => {
+		const host = await newHost();
+		await env.sandbox.control.addSubscription({ url: host.url });
+		const before = (
+			await env.sandbox.control.createEvents(
+				Array.from({ length: 150 }, (_, n) => ({ type: 'run.completed', data: { n } })),
+				{ returnIds: true },
+			)
+		).ids!;
+		await settle(env.sandbox, host);
+		// More than a page known in the stretch read again, checked again a second later: by a probe.
+		await new Promise((resolve) => setTimeout(resolve, 1100));
+		await env.sandbox.control.advanceClock(8 * 24 * 60 * 60 * 1000);
+		const after = (
+			await env.sandbox.control.createEvents([{ type: 'run.failed' }], { returnIds: true })
+		).ids!;
+		await settle(env.sandbox, host);
+		expect(host.emitted().map((event) => event.id)).toEqual([...before, ...after]);
+	});
+
 	test('a repeat after a restart of n8n starts nothing: the emitted ids are in static data', async () => {
 		const host = await newHost();
 		const [id] = (

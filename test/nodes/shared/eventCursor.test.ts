@@ -7,6 +7,8 @@ import {
 	isFinal,
 	knownAfter,
 	mergeCursors,
+	peekProgress,
+	progressOf,
 	loadCursorState,
 	recordRead,
 	remember,
@@ -231,5 +233,23 @@ describe('counts and the copy by node id', () => {
 		expect(frontier(merged)).toBe(frontier(later));
 		expect(alreadySeen(merged, late.id, overlapMs)).toBe(true);
 		expect(alreadySeen(later, late.id, overlapMs)).toBe(false);
+	});
+
+	test("a saved state's progress is read without loading its ids, and equals the loaded state's", () => {
+		let state = poll(emptyCursorState(null), null, [ev(T), ev(T + MINUTE)], T + MINUTE);
+		state = poll(state, frontier(state), [ev(T + 2 * MINUTE)], T + 8 * MINUTE);
+		const saved: Record<string, unknown> = {};
+		storeCursorState(saved, state);
+		expect(peekProgress(saved[CURSOR_KEY])).toEqual(progressOf(loadCursorState(saved)!));
+		// A state saved before spans existed: its newest remembered id is its frontier.
+		const legacy = {
+			v: 1,
+			after: null,
+			horizonMs: T,
+			seen: { [ev(T).id]: T, [ev(T + MINUTE).id]: T + MINUTE },
+		};
+		expect(peekProgress(legacy)).toEqual(progressOf(loadCursorState({ [CURSOR_KEY]: legacy })!));
+		expect(peekProgress({ v: 2 })).toBeUndefined();
+		expect(peekProgress(undefined)).toBeUndefined();
 	});
 });

@@ -1,0 +1,75 @@
+/**
+ * Queue mode with two webhook processes (`n8n webhook`) behind one URL, every delivery reaching
+ * both: two copies of the node's modules (each process its own memory) sharing one workflow's
+ * saved static data, loaded per request and saved whole after it. Nothing answered may be lost;
+ * how many events start twice is measured (the real-n8n figure is the benchmark's `webhook-queue`).
+ */
+import type { INodeType } from 'n8n-workflow';
+
+import { useSandbox } from '../../harness/sandbox';
+import { StaticDataStore, WebhookHost } from '../../harness/webhookHost';
+import { listedCopies } from './helpers';
+
+const env = useSandbox();
+
+/** The node as a second n8n process loads it: its own module state, n8n's own packages shared. */
+function secondProcess(): { nodeType: INodeType; forgetAll: () => void } {
+	let loaded: { nodeType: INodeType; forgetAll: () => void } | undefined;
+	const n8nWorkflow = jest.requireActual<typeof import('n8n-workflow')>('n8n-workflow');
+	jest.isolateModules(() => {
+		jest.doMock('n8n-workflow', () => n8nWorkflow);
+		const node =
+			require('../../../nodes/DocumentWorkflowWebhookTrigger/DocumentWorkflowWebhookTrigger.node') as typeof import('../../../nodes/DocumentWorkflowWebhookTrigger/DocumentWorkflowWebhookTrigger.node');
+		const reader =
+			require('../../../nodes/DocumentWorkflowWebhookTrigger/reader') as typeof import('../../../nodes/DocumentWorkflowWebhookTrigger/reader');
+		loaded = { nodeType: new node.DocumentWorkflowWebhookTrigger(), forgetAll: reader.forgetAll };
+	});
+	return loaded!;
+}
+
+describe('Document Workflow Webhook Trigger: two webhook processes, every delivery at both', () => {
+	test.each([
+		['together', 0],
+		['up to 3 s apart', 3000],
+	])('copies %s: no event lost; events started twice counted', async (_label, maxDelayMs) => {
+		const store = new StaticDataStore();
+		const shared = { credentials: env.credentials, store, nodeId: 'queue-trigger', typeVersion: 2 };
+		const first = await new WebhookHost(shared).start();
+		const second = await new WebhookHost({ ...shared, process: secondProcess() }).start();
+		try {
+			// The main process activates the workflow; the webhook processes only receive.
+			await first.activate();
+			await env.sandbox.control.addSubscription({ url: first.url });
+			await env.sandbox.control.addSubscription({ url: second.url, maxDelayMs, seed: 9 });
+			const created: string[] = [];
+			for (let batch = 0; batch < 20; batch++) {
+				created.push(
+					...(
+						await env.sandbox.control.createEvents(
+							Array.from({ length: 5 }, (_, n) => ({ type: 'run.completed', data: { batch, n } })),
+							{ returnIds: true },
+						)
+					).ids!,
+				);
+				await new Promise((resolve) => setTimeout(resolve, 100));
+			}
+			await env.sandbox.subscriptions.settled();
+			await Promise.all([first.settled(), second.settled()]);
+			const counts = new Map<string, number>();
+			for (const event of [...first.emitted(), ...second.emitted()])
+				counts.set(String(event.id), (counts.get(String(event.id)) ?? 0) + 1);
+			const lost = created.filter((id) => !counts.has(id));
+			const twice = created.filter((id) => (counts.get(id) ?? 0) > 1);
+			console.log(
+				`two webhook processes, copies ${_label}: ${created.length} events, ${lost.length} lost, ${twice.length} started twice (first process ${first.emitted().length} items, second ${second.emitted().length})`,
+			);
+			expect(lost).toEqual([]);
+			expect([...counts.values()].every((n) => n <= 2)).toBe(true);
+			// Each item is the listed copy.
+			const listed = await listedCopies(env.sandbox);
+			for (const event of first.emitted()) expect(event).toEqual(listed.get(String(event.id)));
+		} finally {
+			await Promise.all([first.stop(), second.stop()]);
+		}
+	});
+});
