@@ -8,7 +8,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 
@@ -17,6 +16,7 @@ import type { Sandbox } from '../sandbox/src';
 import type { Goal } from './results';
 import { median, round, writeSuiteResults } from './results';
 import {
+	cpuMs,
 	e2e,
 	emissions,
 	makeTarget,
@@ -46,14 +46,6 @@ const CONFIGS = [
 const began = Date.now();
 const log = (text: string) =>
 	process.stderr.write(`[webhook-latency ${seconds(Date.now() - began)}] ${text}\n`);
-
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-/** CPU time (user + system, ms) a process has used so far, from /proc. */
-function cpuMs(pid: number): number {
-	const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-	const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-	return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
 
 /** n8n's own Webhook node, version 2, answering as soon as the request is received, and nothing else. */
 function n8nWebhookWorkflow(name: string) {

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Sandbox } from '../sandbox/src';
@@ -23,6 +24,14 @@ export function forgedId(ms = Date.now()): string {
 	const t = Math.floor(ms).toString(16).padStart(12, '0');
 	const r = randomBytes(10).toString('hex');
 	return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(0, 3)}-8${r.slice(3, 6)}-${r.slice(6, 18)}`;
+}
+
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+/** CPU time (user + system, ms) a process has used so far, from /proc. */
+export function cpuMs(pid: number): number {
+	const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+	const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+	return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 /** The parts of the e2e launcher's N8nInstance these benchmarks use. */

@@ -10,15 +10,14 @@
  * `BENCH_SUITES=webhook npx jest -c bench/jest.bench.config.js` (add `BENCH_SKIP_BUILD=1` to pack
  * the current dist/).
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 
 import { startSandbox } from '../sandbox/src';
 import type { Sandbox } from '../sandbox/src';
 import { median, round, writeSuiteResults } from './results';
 import type { Goal } from './results';
+import { cpuMs, forgedId } from './webhook-n8n';
 
 // The real-n8n launcher the end-to-end suites use (plain CommonJS).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -53,12 +52,6 @@ type Config = (typeof CONFIGS)[number];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
-function forgedId(): string {
-	const t = Date.now().toString(16).padStart(12, '0');
-	const r = randomBytes(10).toString('hex');
-	return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(0, 3)}-8${r.slice(3, 6)}-${r.slice(6, 18)}`;
-}
-
 /** `fn`, tried again (2 s apart) while n8n is too busy to answer its REST API. */
 async function retrying<T>(fn: () => Promise<T>, tries = 10): Promise<T> {
 	for (let attempt = 1; ; attempt++) {
@@ -69,14 +62,6 @@ async function retrying<T>(fn: () => Promise<T>, tries = 10): Promise<T> {
 			await sleep(2000);
 		}
 	}
-}
-
-/** CPU time (user + system, ms) a process has used so far, from /proc. */
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-function cpuMs(pid: number): number {
-	const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-	const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-	return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 /** Runs `fn` over `items`, `limit` at a time. */
