@@ -33,7 +33,8 @@ const VARIANTS = [
 	{ key: 'together', label: 'the two copies sent at once', maxDelayMs: 0 },
 	{ key: 'apart', label: 'each copy held back a random 0–3 s', maxDelayMs: 3000 },
 ];
-const PORTS = { main: 5710, webhooks: [5711, 5712] };
+// Its own ports: scripts/e2e/queue-bench.js takes 5710.
+const PORTS = { main: 5720, webhooks: [5721, 5722] };
 
 const began = Date.now();
 const log = (text: string) =>
