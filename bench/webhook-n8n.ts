@@ -14,6 +14,11 @@ import type { Sandbox } from '../sandbox/src';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const e2e = require('../scripts/e2e/n8n');
 
+// n8n's own log at info level: the bench's jest setup silences n8n-core (test/harness/env.ts), and
+// the launcher hands N8N_LOG_LEVEL on to every n8n it starts, which would leave their logs empty
+// (and a queue worker never says it is ready).
+process.env.N8N_LOG_LEVEL = 'info';
+
 export const TYPES = ['run.completed', 'run.failed'];
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -23,10 +23,6 @@ import type { Emission, Target } from './webhook-n8n';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const queue = require('../scripts/e2e/queue');
 
-// The worker is ready once its log says so; the bench's jest setup silences n8n-core's own log
-// level (test/harness/env.ts), which the launcher would hand on to every n8n process.
-process.env.N8N_LOG_LEVEL = 'info';
-
 const EVENTS = Number(process.env.BENCH_QUEUE_WEBHOOK_EVENTS ?? 100);
 const SPAN_MS = 10_000;
 const VARIANTS = [

@@ -123,6 +123,20 @@ const FIGURES = [
 	'API reads (GET /events)',
 ];
 
+/** How many deliveries were not answered 202, and what they got instead (status 0: no answer, with the error). */
+function notAccepted(deliveries: Array<{ status: number; error?: string }>): string {
+	const kinds = new Map<string, number>();
+	for (const d of deliveries)
+		if (d.status !== 202) {
+			const kind = d.status === 0 ? `no answer (${d.error ?? 'unknown'})` : `status ${d.status}`;
+			kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+		}
+	const total = [...kinds.values()].reduce((sum, n) => sum + n, 0);
+	return total === 0
+		? '0'
+		: `${total}: ${[...kinds].map(([kind, n]) => `${n} × ${kind}`).join(', ')}`;
+}
+
 /** The burst: events created over 10 s in the target's organization, each delivered at once to its Production URL. */
 async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outcome> {
 	const url = `${n8n.baseUrl}/webhook/${target.webhookId}/webhook`;
@@ -277,7 +291,7 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 	const column = [
 		`${EVENTS} / ${seconds(deliveredInMs)}`,
 		`${deliveries.length} / ${forged.length}`,
-		`${deliveries.filter((d) => d.status !== 202).length}`,
+		notAccepted(deliveries),
 		`${median(answers)} ms / ${Math.max(...answers)} ms`,
 		`${Math.round(sentPerSecond)} / ${Math.round(answeredPerSecond)}`,
 		`${round(cpuPerDeliveryMs, 1)} ms (${round(cpuAnswered / 1000, 1)} s for ${requests} requests)`,
