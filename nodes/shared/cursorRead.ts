@@ -25,7 +25,7 @@ import type { EventFilter } from './eventFilter';
 import { matches } from './eventFilter';
 import type { EventPage, EventQuery, ReadLimits } from './eventList';
 import { readEventPage, readNewestPage } from './eventList';
-import type { ApiContext } from './transport/request';
+import type { ApiContext } from './transport/cancellation';
 import { MAX_PAGE_SIZE } from './transport/responses';
 
 /** The overlap window both triggers use unless told otherwise: how late an event may be listed and still come out. */

@@ -72,7 +72,11 @@ export function loadCursor(ctx: CursorStoreContext): EventCursorState | undefine
 		);
 		own = undefined;
 	}
-	const copy = nodeId === undefined ? undefined : loadCursorState({ [CURSOR_KEY]: copies[nodeId] });
+	const rawCopy = nodeId === undefined ? undefined : copies[nodeId];
+	// A copy that has not read further than the state under the name adds nothing (it is an older one).
+	const copyAhead =
+		!own || compareProgress(peekProgress(rawCopy) ?? progressOf(own), progressOf(own)) > 0;
+	const copy = copyAhead ? loadCursorState({ [CURSOR_KEY]: rawCopy }) : undefined;
 	if (!own && copy)
 		ctx.logger?.debug(
 			`Document Workflow trigger "${ctx.getNode().name}": continuing from the cursor kept by node id (the node was renamed)`,

@@ -1,7 +1,14 @@
-/** Waiting that ends when the execution is cancelled: every pause of both nodes goes through here. */
-import type { IExecuteFunctions } from 'n8n-workflow';
+/** The contexts that call the API, and waiting that ends when the execution is cancelled: every pause of every node goes through here. */
+import type {
+	IExecuteFunctions,
+	IHookFunctions,
+	IPollFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
-import type { ApiContext } from './request';
+
+/** The contexts that may call the API: the action node, the polling trigger and the webhook trigger (its requests and its activation). */
+export type ApiContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions | IHookFunctions;
 
 /** The execution's cancel signal where this n8n version provides one. */
 export function cancelSignalOf(ctx: ApiContext): AbortSignal | undefined {

@@ -12,18 +12,15 @@
  */
 import type {
 	IDataObject,
-	IExecuteFunctions,
-	IHookFunctions,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
 	IN8nHttpFullResponse,
 	INode,
-	IPollFunctions,
-	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { CREDENTIAL_TYPE } from '../credentialType';
+import type { ApiContext } from './cancellation';
 import { cancelSignalOf, contextEndingWith, pause } from './cancellation';
 import type { ApiErrorOverrides, RequestPlace } from './errors';
 import {
@@ -40,9 +37,6 @@ import { readPacerFor } from './readPacer';
 import { asJson, lowerCaseHeaders } from './responses';
 import type { PathTemplate } from './url';
 import { buildPath, normalizeBaseUrl } from './url';
-
-/** The contexts that may call the API: the action node, the polling trigger and the webhook trigger (its requests and its activation). */
-export type ApiContext = IExecuteFunctions | IPollFunctions | IWebhookFunctions | IHookFunctions;
 
 export interface ApiRequest extends PathTemplate {
 	method: IHttpRequestMethods;
