@@ -110,9 +110,11 @@ describe('Document Workflow Webhook Trigger: across restarts', () => {
 
 	test('activation starts from now, less the look-back: events created earlier are not emitted, even when delivered after it; a restart keeps the place', async () => {
 		const now = (await env.sandbox.control.getClock()).nowMs;
+		// Seconds clear of the look-back's start: the API's clock is known from its `Date` (whole seconds).
+		const lookBackStart = now - FRESH_START_LOOK_BACK_MS - 5000;
 		const before = (
 			await env.sandbox.control.createEvents(
-				spreadEvents(2, now - FRESH_START_LOOK_BACK_MS - MINUTE, now - FRESH_START_LOOK_BACK_MS),
+				spreadEvents(2, lookBackStart - MINUTE, lookBackStart),
 				{ returnIds: true },
 			)
 		).ids!;
