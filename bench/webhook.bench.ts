@@ -10,15 +10,14 @@
  * `BENCH_SUITES=webhook npx jest -c bench/jest.bench.config.js` (add `BENCH_SKIP_BUILD=1` to pack
  * the current dist/).
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 
 import { startSandbox } from '../sandbox/src';
 import type { Sandbox } from '../sandbox/src';
 import { median, round, writeSuiteResults } from './results';
 import type { Goal } from './results';
+import { cpuMs, forgedId } from './webhook-n8n';
 
 // The real-n8n launcher the end-to-end suites use (plain CommonJS).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -34,7 +33,7 @@ const PING_EVERY = 50;
 const SETTLE_MS = 8000;
 const TYPES = ['run.completed', 'run.failed'];
 
-const GOALS = { medianMs: 500, worstMs: 2000, eventsPerRead: 10 };
+const GOALS = { eventsPerRead: 10 };
 
 /**
  * The two n8n configurations, run one after the other in the same n8n (restarted between them),
@@ -53,12 +52,6 @@ type Config = (typeof CONFIGS)[number];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
-function forgedId(): string {
-	const t = Date.now().toString(16).padStart(12, '0');
-	const r = randomBytes(10).toString('hex');
-	return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(0, 3)}-8${r.slice(3, 6)}-${r.slice(6, 18)}`;
-}
-
 /** `fn`, tried again (2 s apart) while n8n is too busy to answer its REST API. */
 async function retrying<T>(fn: () => Promise<T>, tries = 10): Promise<T> {
 	for (let attempt = 1; ; attempt++) {
@@ -69,14 +62,6 @@ async function retrying<T>(fn: () => Promise<T>, tries = 10): Promise<T> {
 			await sleep(2000);
 		}
 	}
-}
-
-/** CPU time (user + system, ms) a process has used so far, from /proc. */
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-function cpuMs(pid: number): number {
-	const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-	const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-	return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 /** Runs `fn` over `items`, `limit` at a time. */
@@ -137,6 +122,20 @@ const FIGURES = [
 	'executions started',
 	'API reads (GET /events)',
 ];
+
+/** How many deliveries were not answered 202, and what they got instead (status 0: no answer, with the error). */
+function notAccepted(deliveries: Array<{ status: number; error?: string }>): string {
+	const kinds = new Map<string, number>();
+	for (const d of deliveries)
+		if (d.status !== 202) {
+			const kind = d.status === 0 ? `no answer (${d.error ?? 'unknown'})` : `status ${d.status}`;
+			kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+		}
+	const total = [...kinds.values()].reduce((sum, n) => sum + n, 0);
+	return total === 0
+		? '0'
+		: `${total}: ${[...kinds].map(([kind, n]) => `${n} × ${kind}`).join(', ')}`;
+}
 
 /** The burst: events created over 10 s in the target's organization, each delivered at once to its Production URL. */
 async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outcome> {
@@ -270,17 +269,9 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 	const sentPerSecond = requests / (lastSentMs / 1000);
 
 	const label = target.config.label;
+	// No latency goal here: a burst this dense measures n8n's own per-request ceiling, which no
+	// community node can lift (issue 33); webhook-latency.bench.ts sets the latency goal beside n8n's own Webhook node.
 	const goals: Goal[] = [
-		{
-			goal: `${label}: creation to the execution's start, median ≤ ${GOALS.medianMs / 1000} s`,
-			figure: seconds(med),
-			met: med <= GOALS.medianMs,
-		},
-		{
-			goal: `${label}: creation to the execution's start, worst ≤ ${GOALS.worstMs / 1000} s`,
-			figure: seconds(worst),
-			met: worst <= GOALS.worstMs,
-		},
 		{
 			goal: `${label}: API reads ≤ one per ${GOALS.eventsPerRead} events`,
 			figure: `${reads} reads for ${EVENTS} events (${round(EVENTS / Math.max(reads, 1), 1)} events per read)`,
@@ -300,7 +291,7 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 	const column = [
 		`${EVENTS} / ${seconds(deliveredInMs)}`,
 		`${deliveries.length} / ${forged.length}`,
-		`${deliveries.filter((d) => d.status !== 202).length}`,
+		notAccepted(deliveries),
 		`${median(answers)} ms / ${Math.max(...answers)} ms`,
 		`${Math.round(sentPerSecond)} / ${Math.round(answeredPerSecond)}`,
 		`${round(cpuPerDeliveryMs, 1)} ms (${round(cpuAnswered / 1000, 1)} s for ${requests} requests)`,

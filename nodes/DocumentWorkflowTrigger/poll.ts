@@ -16,15 +16,9 @@ import type { Deadlines } from './eventList';
 import { asItems, deadlinesFor, listEvents, pollLimits } from './eventList';
 import type { TriggerSettings } from './triggerSettings';
 import type { CursorEvent, EventCursorState } from '../shared/eventCursor';
-import {
-	compareIds,
-	emptyCursorState,
-	newestCreatedOn,
-	settle,
-	toCursorEvent,
-} from '../shared/eventCursor';
+import { compareIds, emptyCursorState, settle } from '../shared/eventCursor';
 import type { CursorRead } from '../shared/cursorRead';
-import { anchorAtNewest, pageQuery, readNewEvents } from '../shared/cursorRead';
+import { anchorAtNewest, readNewEvents, startBefore } from '../shared/cursorRead';
 import { loadCursor, storeCursor } from '../shared/cursorStore';
 
 /**
@@ -32,53 +26,8 @@ import { loadCursor, storeCursor } from '../shared/cursorStore';
  * events become the known baseline: at most two requests, whatever the size of the history.
  */
 async function startFromNow(ctx: IPollFunctions, settings: TriggerSettings): Promise<null> {
-	storeCursor(ctx, await anchorAtNewest(ctx, settings, pollLimits(deadlinesFor(ctx)), true));
+	storeCursor(ctx, await anchorAtNewest(ctx, settings, pollLimits(deadlinesFor(ctx))));
 	return null;
-}
-
-/**
- * A scheduled poll that finds no saved state (n8n 2.41's durable cursors drop what the
- * activation poll wrote): the cursor starts at the newest event created before (API now −
- * look-back), found by a binary search over the pages, so the poll emits every event since
- * activation. About log2(pages) + 2 requests.
- */
-async function startBefore(
-	ctx: IPollFunctions,
-	settings: TriggerSettings,
-	lookBackMs: number,
-	deadlines: Deadlines,
-): Promise<EventCursorState> {
-	const pages = new Map<number, CursorEvent[]>();
-	const first = await listEvents(ctx, pageQuery(settings, 1), deadlines);
-	pages.set(1, first.events.map(toCursorEvent));
-	const lastPage = Math.max(first.pages, 1);
-	const readPage = async (page: number): Promise<CursorEvent[]> => {
-		if (!pages.has(page))
-			pages.set(
-				page,
-				(await listEvents(ctx, pageQuery(settings, page), deadlines)).events.map(toCursorEvent),
-			);
-		return pages.get(page)!;
-	};
-	let apiNow = first.apiTimeMs;
-	if (!Number.isFinite(apiNow)) apiNow = newestCreatedOn(await readPage(lastPage));
-	const startMs = apiNow - lookBackMs;
-	const createdBefore = (events: CursorEvent[]) =>
-		events.filter((event) => Number.isFinite(event.createdOnMs) && event.createdOnMs < startMs);
-	// The last page whose oldest event was created before the start: the start lies in it.
-	let low = 1;
-	let high = lastPage;
-	if (createdBefore((await readPage(1)).slice(0, 1)).length === 0) return emptyCursorState(null);
-	if (createdBefore((await readPage(lastPage)).slice(0, 1)).length > 0) low = lastPage;
-	while (low < high) {
-		const middle = Math.ceil((low + high) / 2);
-		if (createdBefore((await readPage(middle)).slice(0, 1)).length > 0) low = middle;
-		else high = middle - 1;
-	}
-	const before = createdBefore(await readPage(low)).sort((a, b) => compareIds(a.id, b.id));
-	const start = emptyCursorState(before[before.length - 1] ?? null);
-	start.horizonMs = Number.isFinite(apiNow) ? apiNow : null;
-	return start;
 }
 
 /**
@@ -163,9 +112,12 @@ export async function pollNewEvents(
 	if (!state) {
 		if (settings.startFrom === 'now' && !isScheduledFreshStart(ctx))
 			return await startFromNow(ctx, settings);
+		// A scheduled poll without saved state (n8n 2.41's durable cursors drop what the activation
+		// poll wrote): from the newest event created before (API now − look-back), so the poll
+		// emits every event since activation.
 		state =
 			settings.startFrom === 'now'
-				? await startBefore(ctx, settings, freshStartLookBackMs(ctx), deadlines)
+				? await startBefore(ctx, settings, freshStartLookBackMs(ctx), () => pollLimits(deadlines))
 				: emptyCursorState(null);
 	}
 	state = settle(state, settings.overlapMs);

@@ -17,11 +17,12 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../shared/credentialType';
 import type { CursorSettings } from '../shared/cursorRead';
-import { DEFAULT_OVERLAP_MINUTES, anchorAtNewest, cursorSettings } from '../shared/cursorRead';
+import { DEFAULT_OVERLAP_MINUTES, cursorSettings } from '../shared/cursorRead';
 import { loadCursor, storeCursor } from '../shared/cursorStore';
+import { mergeCursors } from '../shared/eventCursor';
 import { EVENTS_PROPERTY, readEventFilter } from '../shared/eventFilter';
 import { parseDelivery } from './delivery';
-import { receive, triggerKey } from './reader';
+import { heldCursor, receive, startAfresh, triggerKey } from './reader';
 
 /** The notice's words: the set-up steps (docs/webhook-trigger.md quotes them). */
 export const SETUP_NOTICE =
@@ -94,13 +95,18 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 
 	// The subscription is set up by hand in the service (the API has no endpoint for it), so
 	// there is nothing to create or delete; n8n requires the three methods all the same. n8n
-	// calls `checkExists` at activation and at every start of an active workflow, then saves the
-	// static data: a trigger without a cursor starts one there, from now.
+	// calls `checkExists` at activation and at every start of an active workflow, after it has
+	// registered the webhook, then saves the static data it loaded before: a trigger without a
+	// cursor starts one there, afresh (`startAfresh`), kept together with the cursor of any
+	// delivery this process has read for meanwhile, so the save does not take that back.
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
-				if (!loadCursor(this))
-					storeCursor(this, await anchorAtNewest(this, settingsOf(this), ACTIVATION_READ, true));
+				if (!loadCursor(this)) {
+					const since = Date.now();
+					const start = await startAfresh(this, settingsOf(this), since, () => ACTIVATION_READ);
+					storeCursor(this, mergeCursors(heldCursor(triggerKey(this)), start)!);
+				}
 				return true;
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
@@ -132,14 +138,7 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 
 		// Keyed by the credential's id, not its content: no credential is read for a delivery
 		// (n8n would load and decrypt it each time); the reads load it, once per read.
-		const node = this.getNode();
-		const key = triggerKey([
-			node.credentials?.[CREDENTIAL_TYPE]?.id ?? undefined,
-			this.getWorkflow().id,
-			node.id,
-			this.getMode(),
-		]);
-		const events = await receive(this, key, parsed.events, settings);
+		const events = await receive(this, triggerKey(this), parsed.events, settings);
 		if (events.length === 0) return { noWebhookResponse: true };
 		return { noWebhookResponse: true, workflowData: [events.map((json) => ({ json }))] };
 	}

@@ -8,16 +8,18 @@
  * request ends. Nothing runs once no delivery waits.
  */
 import { createHash } from 'node:crypto';
-import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import type { CursorRead, CursorSettings } from '../shared/cursorRead';
-import { anchorAtNewest, readNewEvents } from '../shared/cursorRead';
+import { readNewEvents, startBefore } from '../shared/cursorRead';
 import { refreshCursor, storeCursor } from '../shared/cursorStore';
 import type { EventCursorState } from '../shared/eventCursor';
 import { alreadySeen, compareIds, frontier, mergeCursors } from '../shared/eventCursor';
 import type { ReadLimits } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
+import type { ApiContext } from '../shared/transport/cancellation';
+import { CREDENTIAL_TYPE } from '../shared/credentialType';
 import type { Bell, BellTiming } from './bell';
 import {
 	DEFAULT_BELL_TIMING,
@@ -30,6 +32,14 @@ import {
 } from './bell';
 import type { DeliveredEvent } from './delivery';
 
+/**
+ * A trigger that starts afresh (no cursor: at activation, or a delivery finding none) takes as
+ * known only the events created more than this before it started, on the API's clock: n8n
+ * routes deliveries to the node as soon as it has registered the webhook, before it calls
+ * `checkExists`, and an event created just before that may be delivered just after. Those
+ * events, and every later one, are emitted once.
+ */
+export const FRESH_START_LOOK_BACK_MS = 60_000;
 /** Deliveries of one trigger held open while they wait for a read; more end at once (their ids still ring). */
 export const MAX_WAITING_DELIVERIES = 8;
 /** Triggers with state in one process; the least recently used idle one is let go beyond it. */
@@ -74,6 +84,8 @@ interface Report {
 
 interface TriggerReader {
 	cursor?: EventCursorState;
+	/** When the first delivery that found no cursor came (local time): a fresh start looks back from then. */
+	freshSince?: number;
 	bell: Bell;
 	/** When a read last went over the stretches already read (local time). */
 	checkedAt: number;
@@ -89,11 +101,39 @@ const readers = new LruMap<string, TriggerReader>(
 	(reader) => reader.waiters.size > 0 || reader.sweep !== undefined,
 );
 
-/** The key of one trigger's reader: a hash, so no secret is kept as a key. */
-export function triggerKey(parts: Array<string | undefined>): string {
-	return createHash('sha256')
-		.update(parts.map((part) => part ?? '').join('\u0000'))
-		.digest('hex');
+/**
+ * The key of one trigger's reader, the same for its deliveries and its activation: a hash of
+ * the credential's id (not its content: no credential is loaded for a delivery), the workflow,
+ * the node, and production or test URL, so no secret is kept as a key.
+ */
+export function triggerKey(ctx: IWebhookFunctions | IHookFunctions): string {
+	const node = ctx.getNode();
+	const parts = [
+		node.credentials?.[CREDENTIAL_TYPE]?.id ?? '',
+		ctx.getWorkflow().id ?? '',
+		node.id,
+		ctx.getMode() === 'manual' ? 'test' : 'production',
+	];
+	return createHash('sha256').update(parts.join('\u0000')).digest('hex');
+}
+
+/**
+ * A cursor for a trigger starting afresh at local time `since`: at the newest event created
+ * more than FRESH_START_LOOK_BACK_MS before it (`startBefore`), so the next read emits every
+ * event created since.
+ */
+export async function startAfresh(
+	ctx: ApiContext,
+	settings: CursorSettings,
+	since: number,
+	limits: () => ReadLimits,
+): Promise<EventCursorState> {
+	return await startBefore(ctx, settings, FRESH_START_LOOK_BACK_MS, limits, since);
+}
+
+/** The cursor this process holds for a trigger, if any (an activation keeps the more advanced of it and its own). */
+export function heldCursor(key: string): EventCursorState | undefined {
+	return readers.get(key)?.cursor;
 }
 
 /** What this process holds (for tests): triggers, ids looked for and deliveries waiting, in all and at most per trigger. */
@@ -153,6 +193,8 @@ export async function receive(
 	// Static data is loaded per request: the process keeps the newest copy.
 	reader.cursor = refreshCursor(ctx, reader.cursor);
 	const cursor = reader.cursor;
+	if (cursor) reader.freshSince = undefined;
+	else reader.freshSince ??= Date.now();
 	const newest = cursor && frontier(cursor);
 	const fresh: string[] = [];
 	const waitFor: string[] = [];
@@ -175,7 +217,15 @@ export async function receive(
 	waitFor.push(...fresh.filter((id) => reader.bell.pending.has(id)));
 	report(reader, ctx, timing);
 	const carried = fresh.length > 0 || reader.waiters.size === 0;
-	if (waitFor.length === 0 || !carried || reader.waiters.size >= MAX_WAITING_DELIVERIES) return [];
+	// Nothing of its own to wait for, but there is more to read than the last read took, and no
+	// delivery waits to carry the next read: this one carries it (reads stay those the API's events call for).
+	const carries = waitFor.length === 0 && goesOn(reader) && reader.waiters.size === 0;
+	if (
+		(waitFor.length === 0 && !carries) ||
+		!carried ||
+		reader.waiters.size >= MAX_WAITING_DELIVERIES
+	)
+		return [];
 
 	const waiter: Waiter = {
 		ctx,
@@ -228,6 +278,11 @@ async function sweep(
 	}
 }
 
+/** The last read stopped before the end of the list, or found events no delivery had named yet: another read follows at the bell's pace. */
+function goesOn(reader: TriggerReader): boolean {
+	return reader.bell.goOnAt !== undefined;
+}
+
 function pageLimits(): ReadLimits {
 	return {
 		retry: { ...READ_RETRY, deadline: Date.now() + READ_TIMEOUT_MS },
@@ -257,8 +312,10 @@ async function readOnce(
 	let read: CursorRead | undefined;
 	let failure: Error | undefined;
 	try {
-		// No cursor (none saved, e.g. activated before this version): the events of the last overlap window are new.
-		const start = before ?? (await anchorAtNewest(ctx, settings, pageLimits(), false));
+		// No cursor (none saved yet when this delivery's request loaded the static data): a fresh start.
+		const start =
+			before ??
+			(await startAfresh(ctx, settings, reader.freshSince ?? purpose.startedAt, pageLimits));
 		read = await readNewEvents(ctx, start, settings, {
 			readUntil: Date.now() + READ_BUDGET_MS,
 			maxPages: MAX_PAGES_PER_READ,
@@ -274,12 +331,18 @@ async function readOnce(
 	// Newer copies loaded by deliveries meanwhile are kept; this read wins a tie.
 	if (read) reader.cursor = mergeCursors(read.next, reader.cursor);
 	const cursor = reader.cursor;
+	if (cursor) reader.freshSince = undefined;
+	// Events that no delivery to this process has named yet: their deliveries lag behind (an
+	// overloaded n8n answers them late, or never), so reads go on while such events turn up.
+	const unannounced =
+		read?.events.some((event) => !reader.bell.pending.has(String(event.id).toLowerCase())) ?? false;
 	const letGo = readEnds(
 		reader.bell,
 		purpose,
 		{
 			complete: read !== undefined && !failure && read.caughtUp && !read.stoppedForBudget,
 			failed: failure !== undefined,
+			foundUnannounced: unannounced,
 			requests: read?.pagesRead ?? 1,
 			listed: (id) =>
 				(read?.listed.has(id) ?? false) ||
@@ -303,7 +366,10 @@ async function readOnce(
 		carrier.events = read.events;
 		finish(reader, carrier);
 	}
-	for (const waiter of riders) if (!waiter.done && !waitsFor(waiter)) finish(reader, waiter);
+	// While there is more to read, the deliveries still waiting stay to carry the next reads, each
+	// up to its time limit; otherwise those whose ids were all listed end.
+	if (!goesOn(reader))
+		for (const waiter of riders) if (!waiter.done && !waitsFor(waiter)) finish(reader, waiter);
 }
 
 function note(reader: TriggerReader, kind: 'notListed' | 'passed', id: string): void {

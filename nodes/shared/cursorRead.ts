@@ -363,15 +363,13 @@ export async function readNewEvents(
 
 /**
  * A cursor that starts from now: the newest page is read (page 1 tells how many there are, so
- * at most two requests, whatever the size of the history) and its events are taken as known
- * (`known`), so only later events, and late ones among them, are new. Without `known`, those
- * of its events created within the overlap window before the read are new too.
+ * at most two requests, whatever the size of the history) and its events are taken as known,
+ * so only later events, and late ones among them, are new.
  */
 export async function anchorAtNewest(
 	ctx: ApiContext,
 	settings: CursorSettings,
 	limits: ReadLimits,
-	known: boolean,
 ): Promise<EventCursorState> {
 	const startedAt = Date.now();
 	const envelope = await readNewestPage(ctx, { type: settings.apiType }, limits);
@@ -390,5 +388,54 @@ export async function anchorAtNewest(
 		{ from: oldest.id, read: rest, readAtMs },
 		settings.overlapMs,
 	);
-	return settle(known ? remember(read, rest) : read, settings.overlapMs);
+	return settle(remember(read, rest), settings.overlapMs);
+}
+
+/**
+ * A cursor at the newest event created before (the API's now − `lookBackMs`), found by a binary
+ * search over the pages, so the next read emits every event created since: about log2(pages) + 2
+ * requests, two when the newest page reaches back that far. With `since` (local time), the
+ * look-back counts from then instead of from the first answer (a slow or retried first request
+ * does not shorten it). The API's now is the first answer's `Date` less its round trip, or
+ * without one the newest event's `createdOn`.
+ */
+export async function startBefore(
+	ctx: ApiContext,
+	settings: CursorSettings,
+	lookBackMs: number,
+	limits: () => ReadLimits,
+	since?: number,
+): Promise<EventCursorState> {
+	const pages = new Map<number, CursorEvent[]>();
+	const first = await readEventPage(ctx, pageQuery(settings, 1), limits());
+	const sinceAnswerMs = since === undefined ? 0 : Math.max(0, Date.now() - since);
+	pages.set(1, first.events.map(toCursorEvent));
+	const lastPage = Math.max(first.pages, 1);
+	const readPage = async (page: number): Promise<CursorEvent[]> => {
+		if (!pages.has(page))
+			pages.set(
+				page,
+				(await readEventPage(ctx, pageQuery(settings, page), limits())).events.map(toCursorEvent),
+			);
+		return pages.get(page)!;
+	};
+	let apiNow = first.apiTimeMs;
+	if (!Number.isFinite(apiNow)) apiNow = newestCreatedOn(await readPage(lastPage));
+	const startMs = apiNow - sinceAnswerMs - lookBackMs;
+	const createdBefore = (events: CursorEvent[]) =>
+		events.filter((event) => Number.isFinite(event.createdOnMs) && event.createdOnMs < startMs);
+	// The last page whose oldest event was created before the start: the start lies in it.
+	let low = 1;
+	let high = lastPage;
+	const horizonMs = Number.isFinite(apiNow) ? apiNow : null;
+	if (createdBefore((await readPage(1)).slice(0, 1)).length === 0)
+		return { ...emptyCursorState(null), horizonMs };
+	if (createdBefore((await readPage(lastPage)).slice(0, 1)).length > 0) low = lastPage;
+	while (low < high) {
+		const middle = Math.ceil((low + high) / 2);
+		if (createdBefore((await readPage(middle)).slice(0, 1)).length > 0) low = middle;
+		else high = middle - 1;
+	}
+	const before = createdBefore(await readPage(low)).sort((a, b) => compareIds(a.id, b.id));
+	return { ...emptyCursorState(before[before.length - 1] ?? null), horizonMs };
 }

@@ -162,9 +162,18 @@ export class WebhookHost {
 		};
 	}
 
-	/** Activation (and every start of n8n for an active workflow): `checkExists`, then `create` if it says no, then the static data saved if changed. */
-	async activate(activation: WorkflowActivateMode = 'activate'): Promise<void> {
+	/**
+	 * Activation (and every start of n8n for an active workflow), in n8n's order (2.41.1
+	 * `addWebhooks`): the workflow loaded with its static data as saved, the webhook registered
+	 * (deliveries reach the node from then on: `registered` runs there), `checkExists`, then
+	 * `create` if it says no, then that static data saved if changed (the later save wins).
+	 */
+	async activate(
+		activation: WorkflowActivateMode = 'activate',
+		registered?: () => Promise<void>,
+	): Promise<void> {
 		const workflow = this.loadWorkflow();
+		await registered?.();
 		const additionalData = additionalDataFor(this.options.credentials);
 		const context = new HookContext(
 			workflow,

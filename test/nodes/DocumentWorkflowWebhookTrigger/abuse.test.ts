@@ -7,6 +7,7 @@
  */
 import { MAX_PENDING_IDS } from '../../../nodes/DocumentWorkflowWebhookTrigger/bell';
 import {
+	FRESH_START_LOOK_BACK_MS,
 	MAX_WAITING_DELIVERIES,
 	readerSize,
 } from '../../../nodes/DocumentWorkflowWebhookTrigger/reader';
@@ -23,9 +24,10 @@ const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 
 describe('Document Workflow Webhook Trigger: bounded under abuse', () => {
 	test('forged deliveries naming 40,000 ids spread over a week of 30,000 listed events cost at most 10 reads in all, and start nothing', async () => {
 		const now = (await env.sandbox.control.getClock()).nowMs;
-		// The newest event a minute old: forged ids of the last minute are newer than anything read.
+		// The newest event a minute older than the activation's look-back: forged ids of the last two
+		// minutes are newer than anything read.
 		await env.sandbox.control.createEvents(
-			spreadEvents(30_000, now - 7 * DAY + 60_000, now - 60_000),
+			spreadEvents(30_000, now - 7 * DAY + 60_000, now - FRESH_START_LOOK_BACK_MS - 60_000),
 		);
 		const host = await newHost();
 		const warnings = captureWarnings();

@@ -3,15 +3,16 @@
  * the ids of its overlap window are in the node's static data (n8n loads a copy per request and
  * saves it after the request when the node changed it: only requests that emit do). An event
  * answered but not listed when n8n stops comes out with the next delivery's read; the activation
- * starts the cursor from now; a restart keeps it.
+ * starts the cursor from now less the look-back (`freshStart.test.ts`); a restart keeps it.
  */
 import { randomUUID } from 'node:crypto';
 
 import { CURSOR_KEY } from '../../../nodes/shared/eventCursor';
 import { COPIES_KEY } from '../../../nodes/shared/cursorStore';
-import { MINUTE } from '../../harness/triggerHost';
+import { FRESH_START_LOOK_BACK_MS } from '../../../nodes/DocumentWorkflowWebhookTrigger/reader';
+import { MINUTE, spreadEvents } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
-import { WebhookHost } from '../../harness/webhookHost';
+import type { WebhookHost } from '../../harness/webhookHost';
 import { listedCopies, settle, useHosts } from './helpers';
 
 const env = useSandbox();
@@ -107,11 +108,15 @@ describe('Document Workflow Webhook Trigger: across restarts', () => {
 		expect(saved.global[COPIES_KEY][host.nodeId]).toEqual(own);
 	});
 
-	test('activation starts from now: events from before are not emitted, even when delivered after it; a restart keeps the place', async () => {
+	test('activation starts from now, less the look-back: events created earlier are not emitted, even when delivered after it; a restart keeps the place', async () => {
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		// Seconds clear of the look-back's start: the API's clock is known from its `Date` (whole seconds).
+		const lookBackStart = now - FRESH_START_LOOK_BACK_MS - 5000;
 		const before = (
-			await env.sandbox.control.createEvents([{ type: 'run.completed' }, { type: 'run.failed' }], {
-				returnIds: true,
-			})
+			await env.sandbox.control.createEvents(
+				spreadEvents(2, lookBackStart - MINUTE, lookBackStart),
+				{ returnIds: true },
+			)
 		).ids!;
 		const host = await newHost();
 		const listed = await listedCopies(env.sandbox);
@@ -134,33 +139,6 @@ describe('Document Workflow Webhook Trigger: across restarts', () => {
 		).ids!;
 		await settle(env.sandbox, host);
 		expect(idsOf(host)).toEqual([...whileDown, after]);
-	});
-
-	test('a trigger without a saved cursor (activated before this version) emits the delivered event and those of the last overlap window, once', async () => {
-		const now = (await env.sandbox.control.getClock()).nowMs;
-		const old = new Date(now - 10 * MINUTE).toISOString();
-		const recent = new Date(now - MINUTE).toISOString();
-		const [, recentId] = (
-			await env.sandbox.control.createEvents(
-				[
-					{ type: 'run.completed', createdOn: old },
-					{ type: 'run.completed', createdOn: recent },
-				],
-				{ returnIds: true },
-			)
-		).ids!;
-		const host = await new WebhookHost({ credentials: env.credentials }).start();
-		try {
-			const [id] = (
-				await env.sandbox.control.createEvents([{ type: 'run.failed' }], { returnIds: true })
-			).ids!;
-			await host.post({ id });
-			await host.post({ id });
-			await host.settled();
-			expect(idsOf(host)).toEqual([recentId, id]);
-		} finally {
-			await host.stop();
-		}
 	});
 
 	test('a renamed trigger keeps its place (the copy by node id): repeats start nothing, new events once', async () => {

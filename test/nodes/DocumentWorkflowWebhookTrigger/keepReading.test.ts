@@ -1,0 +1,64 @@
+/**
+ * Reads go on while there is more to read: a read that stops at its budget before the end of the
+ * list, or that found new events, is followed by another one at the bell's fast pace, carried by
+ * a delivery still waiting (up to its time limit), so events whose own deliveries n8n never
+ * answered (an overloaded n8n) come out without waiting for a next delivery. Bounds hold.
+ */
+import {
+	MAX_WAITING_DELIVERIES,
+	readerSize,
+} from '../../../nodes/DocumentWorkflowWebhookTrigger/reader';
+import { useSandbox } from '../../harness/sandbox';
+import type { WebhookHost } from '../../harness/webhookHost';
+import { useHosts, wait } from './helpers';
+
+const env = useSandbox();
+const newHost = useHosts(env);
+
+const idsOf = (host: WebhookHost) => host.emitted().map((event) => String(event.id));
+
+async function create(count: number): Promise<string[]> {
+	return (
+		await env.sandbox.control.createEvents(
+			Array.from({ length: count }, (_, n) => ({ type: 'run.completed', data: { n } })),
+			{ returnIds: true },
+		)
+	).ids!;
+}
+
+describe('Document Workflow Webhook Trigger: reads go on while there is more', () => {
+	test('a read that stops at its page budget (2,000 events) is carried on by the next delivery, though that one names an event already emitted: 2,300 events, every event once', async () => {
+		const host = await newHost();
+		const created = await create(2300);
+		await host.post({ id: created[0] });
+		await host.settled();
+		expect(idsOf(host)).toHaveLength(2000);
+		// n8n answers another delivery, late: its event came out with the first read.
+		await host.post({ id: created[1] });
+		await host.settled();
+		expect(idsOf(host)).toHaveLength(2300);
+		expect(new Set(idsOf(host))).toEqual(new Set(created));
+		expect(readerSize()).toMatchObject({ waiting: 0 });
+	});
+
+	test('while reads find new events, the deliveries still waiting carry further reads: events created after the last answered delivery come out without another one', async () => {
+		const host = await newHost();
+		const first = await create(MAX_WAITING_DELIVERIES);
+		// Two more whose deliveries n8n has not answered: the first read finds events nobody named.
+		const unanswered = await create(2);
+		const posts = first.map(async (id) => await host.post({ id }));
+		// Events keep coming whose deliveries n8n never answers.
+		const later: string[] = [];
+		for (let batch = 0; batch < 8; batch++) {
+			await wait(100);
+			later.push(...(await create(2)));
+		}
+		await Promise.all(posts);
+		await host.settled();
+		const all = [...first, ...unanswered, ...later];
+		expect(idsOf(host)).toHaveLength(all.length);
+		expect(new Set(idsOf(host))).toEqual(new Set(all));
+		expect(host.maxOpen).toBeLessThanOrEqual(MAX_WAITING_DELIVERIES);
+		expect(readerSize()).toMatchObject({ waiting: 0, pending: 0 });
+	});
+});
