@@ -30,6 +30,8 @@ import {
 } from './webhook-n8n';
 import type { RunningN8n, Target } from './webhook-n8n';
 
+const { PORTS } = require('../scripts/e2e/ports');
+
 const RATES = (process.env.BENCH_LATENCY_RATES ?? '2,5,10,20,40,80,160').split(',').map(Number);
 const STEP_SECONDS = Number(process.env.BENCH_LATENCY_STEP_SECONDS ?? 10);
 const GOAL_MEDIAN_MS = 500;
@@ -252,7 +254,7 @@ test("the webhook trigger beside n8n's Webhook node at rising rates, in one real
 	e2e.ensureInstalled('2');
 	const tgz = packOnce();
 	const sb: Sandbox = await startSandbox();
-	let n8n = newN8n('latency', 5682, {}, true);
+	let n8n = newN8n('latency', PORTS.benchWebhookLatency, {}, true);
 	try {
 		const targets: Target[] = [];
 		const plain: Array<ReturnType<typeof n8nWebhookWorkflow>> = [];
@@ -268,7 +270,7 @@ test("the webhook trigger beside n8n's Webhook node at rising rates, in one real
 		);
 		const sweeps: Array<{ webhook: Step[]; trigger: Step[] }> = [];
 		for (const [index, config] of CONFIGS.entries()) {
-			n8n = newN8n('latency', 5682, { ...config.env });
+			n8n = newN8n('latency', PORTS.benchWebhookLatency, { ...config.env });
 			await n8n.start();
 			const target = targets[index];
 			const webhookUrl = `${n8n.baseUrl}/webhook/${plain[index].path}`;

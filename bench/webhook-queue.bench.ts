@@ -30,7 +30,11 @@ const VARIANTS = [
 	{ key: 'apart', label: 'each copy held back a random 0–3 s', maxDelayMs: 3000 },
 ];
 // Its own ports: scripts/e2e/queue-bench.js takes 5710.
-const PORTS = { main: 5720, webhooks: [5721, 5722] };
+const { PORTS: TABLE } = require('../scripts/e2e/ports');
+const PORTS = {
+	main: TABLE.benchWebhookQueueMain,
+	webhooks: [TABLE.benchWebhookQueueWebhook1, TABLE.benchWebhookQueueWebhook2],
+};
 
 const began = Date.now();
 const log = (text: string) =>

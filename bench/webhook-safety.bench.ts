@@ -29,6 +29,8 @@ import {
 } from './webhook-n8n';
 import type { Emission, RunningN8n, Target } from './webhook-n8n';
 
+const { PORTS } = require('../scripts/e2e/ports');
+
 const WEEK_MS = 7 * 24 * 3600_000;
 const WEEK_EVENTS = Number(process.env.BENCH_WEEK_EVENTS ?? 30_000);
 const SPREAD = { deliveries: 40, idsPerDelivery: 50 };
@@ -299,7 +301,12 @@ test('the webhook trigger in a real n8n: forged floods, and answered events acro
 	e2e.ensureInstalled('2');
 	const tgz = packOnce();
 	const sb: Sandbox = await startSandbox();
-	const n8n = newN8n('safety', 5681, { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' }, true);
+	const n8n = newN8n(
+		'safety',
+		PORTS.benchWebhookSafety,
+		{ N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' },
+		true,
+	);
 	try {
 		const [week, flood, restarted] = [
 			await makeTarget(sb, 'forged over a week'),

@@ -22,6 +22,7 @@ import { cpuMs, forgedId } from './webhook-n8n';
 // The real-n8n launcher the end-to-end suites use (plain CommonJS).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const e2e = require('../scripts/e2e/n8n');
+const { PORTS } = require('../scripts/e2e/ports');
 
 /** The goals are for 1,000; BENCH_WEBHOOK_EVENTS runs the same row with fewer, e.g. to see where n8n keeps up. */
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1000);
@@ -313,7 +314,7 @@ test(`${EVENTS} events delivered in 10 s to the webhook trigger in a real n8n, w
 	const sb: Sandbox = await startSandbox();
 	const userFolder = join(e2e.CACHE, 'bench-webhook');
 	const instance = (env: Record<string, string>, fresh = false) =>
-		new e2e.N8nInstance({ major: '2', userFolder, fresh, port: 5698, env });
+		new e2e.N8nInstance({ major: '2', userFolder, fresh, port: PORTS.benchN8nExecutions, env });
 	let n8n = instance({}, true);
 	try {
 		// Each configuration gets its own organization, key, credential and copy of the example

@@ -16,6 +16,7 @@ const path = require('node:path');
 const e2e = require('../e2e/n8n');
 const sbx = require('../e2e/sandbox');
 const queue = require('../e2e/queue');
+const { PORTS } = require('../e2e/ports');
 const { outputLateness, pathOf, round, shareReachedBy } = require('./measure');
 const { nodeWebhookWorkflow } = require('./workflows');
 
@@ -108,7 +109,7 @@ async function measureQueueLimited({ tgz, sandbox, dir }) {
 	});
 	const cluster = new queue.QueueCluster({
 		tgz,
-		mainPort: 5720,
+		mainPort: PORTS.benchQueueLimited,
 		workers: 2,
 		concurrency: WORKER_CONCURRENCY,
 		dir,

@@ -22,6 +22,12 @@ const PORTS = {
 	benchN8nBaseline: 5697, // scripts/bench/n8n-baseline.js
 	benchN8nExecutions: 5698, // scripts/bench/n8n-executions.js, bench/webhook.bench.ts
 	benchQueue: 5710, // scripts/e2e/queue-bench.js
+	benchQueueLimited: 5730, // scripts/bench/queue-limited.js (npm run bench:queue)
+	benchWebhookSafety: 5681, // bench/webhook-safety.bench.ts
+	benchWebhookLatency: 5682, // bench/webhook-latency.bench.ts
+	benchWebhookQueueMain: 5720, // bench/webhook-queue.bench.ts, the main
+	benchWebhookQueueWebhook1: 5721, // bench/webhook-queue.bench.ts, the first `n8n webhook` process
+	benchWebhookQueueWebhook2: 5722, // bench/webhook-queue.bench.ts, the second
 };
 
 /** n8n's task broker listens on 5679 unless told otherwise: no instance may take it. */
