@@ -51,7 +51,7 @@ export interface Bell {
 	rung: Set<string>;
 	/** When the oldest of them rang. */
 	rungAt?: number;
-	/** Set when a read should be followed by another: it stopped before the end of the list (its limits), or found events no delivery had named yet. */
+	/** Set when a read stopped before the end of the list (its limits): another read follows. */
 	goOnAt?: number;
 	lastReadAt: number;
 	/** The last read did not list an id that rang for it (or failed): reads are spaced `slowGapMs` per request. */
@@ -155,8 +155,8 @@ export function readStarts(bell: Bell, now: number): ReadPurpose {
  * Takes what a read found: `listed` says whether an id is listed now (or can never be). A
  * complete read (to the end of the list) that did not list a pending id it looked for
  * schedules its next look, or lets it go once it started `lookForMs` after the delivery. A
- * read that stopped before the end, or found events no delivery had named (their deliveries
- * lag), is followed by another at the usual spacing. Returns the ids let go.
+ * read that stopped before the end is followed by another at the usual spacing. Returns the
+ * ids let go.
  */
 export function readEnds(
 	bell: Bell,
@@ -167,8 +167,6 @@ export function readEnds(
 		/** Requests the read made. */
 		requests: number;
 		listed: (id: string) => boolean;
-		/** It found new events that no delivery had named yet. */
-		foundUnannounced?: boolean;
 	},
 	now: number,
 	timing: BellTiming,
@@ -203,6 +201,5 @@ export function readEnds(
 			purpose.startedAt + 1,
 		);
 	}
-	if (outcome.foundUnannounced) bell.goOnAt = now;
 	return letGo;
 }

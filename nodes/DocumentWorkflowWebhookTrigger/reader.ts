@@ -278,7 +278,7 @@ async function sweep(
 	}
 }
 
-/** The last read stopped before the end of the list, or found events no delivery had named yet: another read follows at the bell's pace. */
+/** The last read stopped before the end of the list: another read follows at the bell's pace. */
 function goesOn(reader: TriggerReader): boolean {
 	return reader.bell.goOnAt !== undefined;
 }
@@ -332,17 +332,12 @@ async function readOnce(
 	if (read) reader.cursor = mergeCursors(read.next, reader.cursor);
 	const cursor = reader.cursor;
 	if (cursor) reader.freshSince = undefined;
-	// Events that no delivery to this process has named yet: their deliveries lag behind (an
-	// overloaded n8n answers them late, or never), so reads go on while such events turn up.
-	const unannounced =
-		read?.events.some((event) => !reader.bell.pending.has(String(event.id).toLowerCase())) ?? false;
 	const letGo = readEnds(
 		reader.bell,
 		purpose,
 		{
 			complete: read !== undefined && !failure && read.caughtUp && !read.stoppedForBudget,
 			failed: failure !== undefined,
-			foundUnannounced: unannounced,
 			requests: read?.pagesRead ?? 1,
 			listed: (id) =>
 				(read?.listed.has(id) ?? false) ||

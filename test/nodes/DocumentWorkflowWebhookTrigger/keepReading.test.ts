@@ -1,8 +1,8 @@
 /**
  * Reads go on while there is more to read: a read that stops at its budget before the end of the
- * list, or that found new events, is followed by another one at the bell's fast pace, carried by
- * a delivery still waiting (up to its time limit), so events whose own deliveries n8n never
- * answered (an overloaded n8n) come out without waiting for a next delivery. Bounds hold.
+ * list is followed by another one at the bell's fast pace, carried by a delivery (up to its time
+ * limit). Events whose own deliveries n8n never answered (an overloaded n8n) come out with the
+ * next answered delivery's read, once: the cursor has not passed them. Bounds hold.
  */
 import {
 	MAX_WAITING_DELIVERIES,
@@ -41,7 +41,7 @@ describe('Document Workflow Webhook Trigger: reads go on while there is more', (
 		expect(readerSize()).toMatchObject({ waiting: 0 });
 	});
 
-	test('while reads find new events, the deliveries still waiting carry further reads: events created after the last answered delivery come out without another one', async () => {
+	test('events whose deliveries n8n never answered come out with the next answered delivery, once each', async () => {
 		const host = await newHost();
 		const first = await create(MAX_WAITING_DELIVERIES);
 		// Two more whose deliveries n8n has not answered: the first read finds events nobody named.
@@ -55,7 +55,12 @@ describe('Document Workflow Webhook Trigger: reads go on while there is more', (
 		}
 		await Promise.all(posts);
 		await host.settled();
-		const all = [...first, ...unanswered, ...later];
+		// Reads depend on what the API lists and on time, not on events nobody rang for: the next
+		// answered delivery brings out every one, each once.
+		const next = await create(1);
+		await host.post({ id: next[0] });
+		await host.settled();
+		const all = [...first, ...unanswered, ...later, ...next];
 		expect(idsOf(host)).toHaveLength(all.length);
 		expect(new Set(idsOf(host))).toEqual(new Set(all));
 		expect(host.maxOpen).toBeLessThanOrEqual(MAX_WAITING_DELIVERIES);
