@@ -155,14 +155,9 @@ async function explainMissingRun(
 			{ message: `Run ${run.runId} was not found (404) for ${grace}` },
 			`Check the Run ID: it must be a run of the API key's organization (and of the credential's workspace, if one is set). A run that never started also stays 404; look up its document (Document → Get) to see why.${correlation}`,
 		);
+	const get = { method: 'GET' as const, pathParams: { documentId }, itemIndex };
 	const read = async <T>(path: string) =>
-		(
-			await apiRequest<T>(
-				ctx,
-				{ method: 'GET', path, pathParams: { documentId }, itemIndex },
-				{ signal },
-			)
-		).body;
+		(await apiRequest<T>(ctx, { ...get, path }, { signal })).body;
 	const document = await read<IDataObject>('/documents/{documentId}');
 	const status = statusOf(document) ?? 'unknown';
 	const explanation = {
@@ -182,9 +177,7 @@ async function explainMissingRun(
 	}
 	// The run may exist under another id (the document's top-level runs, newest first).
 	const runs = await read<{ data?: IDataObject[] }>('/documents/{documentId}/runs');
-	const other = runs?.data?.find(
-		(listed) => typeof listed.id === 'string' && listed.id !== run.runId,
-	);
+	const other = runs?.data?.find((o) => typeof o.id === 'string' && o.id !== run.runId);
 	if (other) return { kind: 'replaced', runId: String(other.id) };
 	// Nothing explains it and no run turned up: waiting on would never end (with Max Wait 0, ever).
 	const message = `Run ${run.runId} was not found (404) for ${grace}, and document ${documentId} (status "${status}") lists no run.`;

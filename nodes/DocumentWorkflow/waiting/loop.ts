@@ -86,7 +86,11 @@ export class Watcher {
 		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
 		const limit = timeLimitReached(wait, now);
 		if (limit !== 'no') execution.beforeLimit.abort();
-		if (limit === 'passed') for (const run of wait.runs) run.outcome ??= timeLimitOutcome(ctx, run);
+		// Without Continue On Fail a run over its limit fails the wait, as its check would.
+		for (const run of limit === 'passed' ? wait.runs : []) {
+			run.outcome ??= timeLimitOutcome(ctx, run);
+			if (execution.failFast) execution.failure ??= run.outcome.error;
+		}
 		if (execution.failure || limit === 'passed') execution.over.abort();
 		// Its checks end at once when aborted; they are awaited, so nothing of the wait outlives it.
 		if (wait.inFlight > 0 || (!execution.failure && wait.runs.some((run) => !run.outcome))) return;
@@ -99,6 +103,8 @@ export class Watcher {
 		const execution = this.executions.get(run.wait)!;
 		const { ctx, over, beforeLimit } = execution;
 		const cancel = cancelSignalOf(ctx);
+		// A wait that ended (failed, cancelled, past its limit) sends nothing more.
+		if (over.signal.aborted || cancel?.aborted) return this.policy.released(run);
 		const limit = beforeLimit.signal.aborted ? [] : [beforeLimit.signal];
 		const signal = AbortSignal.any([over.signal, ...(cancel ? [cancel] : []), ...limit]);
 		try {

@@ -99,6 +99,32 @@ describe('a wait that ends early leaves nothing behind', () => {
 		expect(left).toEqual([]);
 	});
 
+	it('a run whose checks answer only after its Max Wait Time: without Continue On Fail the node fails at the limit, naming the run (no error item)', async () => {
+		const [, running] = await failingAndRunning();
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 3000,
+			method: 'GET',
+			pathPrefix: `/runs/${running}`,
+		});
+		const { value: result, left } = await timersLeftBy(() =>
+			env.run(
+				{
+					resource: 'run',
+					operation: 'wait',
+					runId: '={{ $json.runId }}',
+					options: { ...FAST_WAIT, maxWaitMinutes: 0.01 },
+				},
+				{ items: [{ json: { runId: running } }] },
+			),
+		);
+		expect(result.items).toEqual([]);
+		expect(result.error?.message).toBe(
+			`Run ${running} was still without an answer when the time limit of 0.6 s was reached.`,
+		);
+		expect(left.filter((timer) => timer.ms > 100)).toEqual([]);
+	});
+
 	it('a cancelled execution: a check waiting out a long Retry-After ends with it, and its timer too', async () => {
 		const [, running] = await failingAndRunning();
 		await env.sandbox.control.addFault({
