@@ -132,11 +132,12 @@ export class Watcher {
 		const after = this.policy.listAfter;
 		let events: IDataObject[] | undefined;
 		try {
-			const page = await readEventPage(ctx, { after }, limits);
-			// More than a page since the last read (or ever, at the first): the newest page too.
-			const last =
-				page.pages > 1 ? await readEventPage(ctx, { after, page: page.pages }, limits) : page;
-			events = last === page ? page.events : [...page.events, ...last.events];
+			const start = await readEventPage(ctx, { after }, limits);
+			events = [...start.events];
+			// After a cursor every page counts (a skipped one hides its runs); from the list's start
+			// (the first read) only its end. The read's deadline bounds the pages.
+			for (let page = after ? 2 : start.pages; page > 1 && page <= start.pages; page++)
+				events.push(...(await readEventPage(ctx, { after, page }, limits)).events);
 		} catch {
 			// No `events:read` scope, a slow list: the waits go on with their own checks.
 		}
