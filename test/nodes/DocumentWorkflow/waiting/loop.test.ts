@@ -200,6 +200,41 @@ describe("no execution waits on another's read (issue 34)", () => {
 	});
 });
 
+describe('reads of the event list', () => {
+	const env = useSandbox();
+
+	it('read every page after their cursor: none is skipped when the list grew by more than two pages', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setNextScripts(
+			wf,
+			[{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+			3,
+		);
+		const waits = [0, 1, 2].map(() =>
+			env.run(waitParams(wf, { onTimeLimit: 'item', maxWaitMinutes: 0.1 }), {
+				items: pdfItems(1),
+			}),
+		);
+		// The first read finds where the list ends; then 250 events (three pages) come at once.
+		await pause(1500);
+		await env.sandbox.control.createEvents(
+			Array.from({ length: 250 }, (_, n) => ({ type: 'document.created', data: { n } })),
+		);
+		await Promise.all(waits);
+		const reads = (await requests(env, { method: 'GET', pathPrefix: '/events' })).map(
+			(entry) => new URL(entry.path, 'http://api').searchParams,
+		);
+		const pagesAfter = (after: string) =>
+			reads
+				.filter((query) => query.get('after') === after)
+				.map((query) => query.get('page') ?? '1');
+		const lastPages = reads.filter((query) => query.get('after') && query.get('page') === '3');
+		// Before, such a read asked for pages 1 and 3 only: the runs named in page 2 were never seen.
+		expect(lastPages.length).toBeGreaterThan(0);
+		for (const query of lastPages) expect(pagesAfter(query.get('after')!)).toContain('2');
+	});
+});
+
 describe('what runs seen final tell of the event list', () => {
 	const env = useSandbox();
 
