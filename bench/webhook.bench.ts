@@ -197,27 +197,38 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 	const forgedStatuses = await Promise.all(forgedAnswers);
 	const cpuAnswered = cpuMs(n8n.proc.pid) - cpuAtStart;
 	// Until every event started an execution, or the count stood still for the look-for window (at most 3 minutes).
-	const deadline = Date.now() + 180_000;
-	let seen = -1;
-	let stillSince = Date.now();
-	for (;;) {
-		const count = (await retrying<unknown[]>(() => n8n.listExecutions(target.workflowId))).length;
-		if (count !== seen) {
-			seen = count;
-			stillSince = Date.now();
+	const settle = async (): Promise<string[]> => {
+		const deadline = Date.now() + 180_000;
+		let seen: string[] = [];
+		let stillSince = Date.now();
+		for (;;) {
+			const listed = (await retrying<unknown[]>(() =>
+				n8n.listExecutions(target.workflowId),
+			)) as Array<{ id: string }>;
+			if (listed.length !== seen.length) [seen, stillSince] = [listed.map((e) => e.id), Date.now()];
+			if (
+				(listed.length >= EVENTS && Date.now() - stillSince >= SETTLE_MS) ||
+				Date.now() - stillSince >= 2 * SETTLE_MS ||
+				Date.now() > deadline
+			)
+				return seen;
+			await sleep(1000);
 		}
-		if (
-			(count >= EVENTS && Date.now() - stillSince >= SETTLE_MS) ||
-			Date.now() - stillSince >= 2 * SETTLE_MS ||
-			Date.now() > deadline
-		)
-			break;
-		await sleep(1000);
-	}
+	};
+	const burstExecutions = new Set(await settle());
 
 	const deliveries = (await sb.control.getDeliveries({ subscriptionId: subscription.id })).filter(
 		(d) => !d.ping || d.sentAtMs >= start,
 	);
+	const reads = (await sb.control.getRequests({ origin: 'api', pathPrefix: '/events' })).length;
+	// One more event, delivered as the service delivers every event: events whose deliveries n8n
+	// never answered (an overloaded n8n) come out with its read, since the cursor has not passed them.
+	const [next] = (await sb.control.createEvents([{ type: TYPES[0] }], {
+		orgId: target.orgId,
+		returnIds: true,
+	}))!.ids!;
+	await sb.subscriptions.settled();
+	await settle();
 	await sb.control.removeSubscription(subscription.id);
 	const pings = deliveries.filter((d) => d.ping).length;
 	const repeats = deliveries.filter((d) => d.copy > 0).length;
@@ -226,7 +237,6 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 		if (!d.ping)
 			for (const id of d.eventIds)
 				createdAt.set(id, Math.min(createdAt.get(id) ?? Infinity, d.createdAtMs));
-	const reads = (await sb.control.getRequests({ origin: 'api', pathPrefix: '/events' })).length;
 
 	const summaries = (await retrying<unknown[]>(() =>
 		n8n.listExecutions(target.workflowId),
@@ -242,14 +252,18 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 		return {
 			startedAtMs: Date.parse(full.startedAt ?? summary.startedAt ?? full.createdAt),
 			ids: items.map((item) => String(item.json.id)),
+			inBurst: burstExecutions.has(summary.id),
 		};
 	});
 	const perEvent = new Map<string, number>();
+	const emittedInBurst = new Set<string>();
 	let unexpected = 0;
 	const latencies: number[] = [];
 	for (const execution of executions) {
 		for (const id of execution.ids) {
 			perEvent.set(id, (perEvent.get(id) ?? 0) + 1);
+			if (execution.inBurst) emittedInBurst.add(id);
+			if (id === next) continue;
 			if (!createdAt.has(id)) unexpected++;
 			else if (perEvent.get(id) === 1) latencies.push(execution.startedAtMs - createdAt.get(id)!);
 		}
@@ -258,6 +272,12 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 	const emptyExecutions = executions.filter((execution) => execution.ids.length === 0).length;
 	const extraExecutions = unexpected + duplicates + emptyExecutions;
 	const emitted = created.filter((id) => perEvent.has(id)).length;
+	// Events of the burst with a delivery n8n answered 202.
+	const answered = new Set(
+		deliveries.filter((d) => !d.ping && d.status === 202).flatMap((d) => d.eventIds),
+	);
+	const answeredOut = created.filter((id) => answered.has(id) && emittedInBurst.has(id)).length;
+	const answeredCount = created.filter((id) => answered.has(id)).length;
 	const med = latencies.length ? median(latencies) : NaN;
 	const worst = latencies.length ? Math.max(...latencies) : NaN;
 	const answers = deliveries.map((d) => d.answeredAtMs - d.sentAtMs);
@@ -284,9 +304,14 @@ async function burst(sb: Sandbox, n8n: RunningN8n, target: Target): Promise<Outc
 			met: extraExecutions === 0,
 		},
 		{
-			goal: `${label}: every event is emitted, once`,
-			figure: `${emitted} of ${EVENTS}`,
-			met: emitted === EVENTS,
+			goal: `${label}: every event whose delivery n8n answered 202 is emitted before any later delivery (catches a read that stops before the end and is not carried on)`,
+			figure: `${answeredOut} of ${answeredCount} (of ${EVENTS} events, ${emittedInBurst.size} emitted in all by then)`,
+			met: answeredOut === answeredCount,
+		},
+		{
+			goal: `${label}: after one more delivery, every event of the burst is emitted, once (catches a cursor that passed events whose deliveries n8n never answered)`,
+			figure: `${emitted} of ${EVENTS}, ${duplicates} started twice; the next event ${perEvent.has(next) ? 'emitted' : 'not emitted'}`,
+			met: emitted === EVENTS && duplicates === 0 && perEvent.has(next),
 		},
 	];
 	const column = [
