@@ -168,6 +168,22 @@ const LOAD_ERROR_PATTERNS = [
 	/Unrecognized credential type[^\n]*documentWorkflowApi/i,
 ];
 
+/**
+ * fetch for a GET, tried again on a network error: under load n8n may close a kept-alive
+ * connection just as the next request reuses it ("other side closed"), which says nothing about
+ * the package. HTTP errors are answers, never retried.
+ */
+async function fetchGet(url, init, tries = 3) {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await fetch(url, init);
+		} catch (error) {
+			if (attempt >= tries || !(error instanceof TypeError)) throw error;
+			await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+		}
+	}
+}
+
 /** The ports above 1023 that fetch refuses to connect to ("bad ports", https://fetch.spec.whatwg.org/#port-blocking). */
 const FETCH_BAD_PORTS = new Set([
 	1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669,
@@ -459,16 +475,19 @@ class N8nInstance {
 	// ---------- REST (owner session) ----------
 
 	async rest(method, urlPath, body, { raw = false, headers = {} } = {}) {
-		const res = await fetch(`${this.baseUrl}${urlPath.startsWith('/') ? '' : '/rest/'}${urlPath}`, {
-			method,
-			headers: {
-				'content-type': 'application/json',
-				'browser-id': this.browserId,
-				...(this.cookie ? { cookie: this.cookie } : {}),
-				...headers,
+		const res = await (method === 'GET' ? fetchGet : fetch)(
+			`${this.baseUrl}${urlPath.startsWith('/') ? '' : '/rest/'}${urlPath}`,
+			{
+				method,
+				headers: {
+					'content-type': 'application/json',
+					'browser-id': this.browserId,
+					...(this.cookie ? { cookie: this.cookie } : {}),
+					...headers,
+				},
+				body: body === undefined ? undefined : JSON.stringify(body),
 			},
-			body: body === undefined ? undefined : JSON.stringify(body),
-		});
+		);
 		if (raw) return res;
 		const text = await res.text();
 		let json;
@@ -533,12 +552,10 @@ class N8nInstance {
 
 	/** Node and credential type names n8n serves to the editor. */
 	async loadedTypes() {
-		const nodes = await (
-			await fetch(`${this.baseUrl}/types/nodes.json`, { headers: this.authHeaders() })
-		).json();
-		const creds = await (
-			await fetch(`${this.baseUrl}/types/credentials.json`, { headers: this.authHeaders() })
-		).json();
+		const get = async (urlPath) =>
+			await (await fetchGet(`${this.baseUrl}${urlPath}`, { headers: this.authHeaders() })).json();
+		const nodes = await get('/types/nodes.json');
+		const creds = await get('/types/credentials.json');
 		return {
 			nodes: nodes.map((n) => n.name),
 			credentials: creds.map((c) => c.name),
