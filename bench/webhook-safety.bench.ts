@@ -5,7 +5,7 @@
  * while answered events are not listed yet. Writes `.bench-results/webhook-safety.json`. Alone:
  * `BENCH_SUITES=webhook-safety npx jest -c bench/jest.bench.config.js` (about 6 minutes).
  */
-import { startSandbox } from '../sandbox/src';
+import { EVENT_TYPES, startSandbox } from '../sandbox/src';
 import type { EventInfo, Sandbox } from '../sandbox/src';
 import type { Goal, Section } from './results';
 import { median, writeSuiteResults } from './results';
@@ -38,14 +38,6 @@ const NOW_FLOOD = { perSecond: 5, idsPerDelivery: 10, seconds: 20, realEvents: 5
 /** Reads after the flood ends are counted from this long after its last delivery, for 20 s. */
 const TAIL = { graceMs: 10_000, windowMs: 20_000 };
 const GOALS = { spreadReads: 10 };
-const ALL_TYPES = [
-	'document.received',
-	'run.completed',
-	'run.failed',
-	'run.cancelled',
-	'review.created',
-	'review.completed',
-];
 
 const began = Date.now();
 const log = (text: string) =>
@@ -320,7 +312,7 @@ test('the webhook trigger in a real n8n: forged floods, and answered events acro
 				sb,
 				week,
 				Array.from({ length: Math.min(10_000, WEEK_EVENTS - from) }, (_, n) => ({
-					type: ALL_TYPES[(from + n) % ALL_TYPES.length],
+					type: EVENT_TYPES[(from + n) % EVENT_TYPES.length],
 					createdOn: new Date(
 						nowMs - WEEK_MS + 600_000 + ((from + n) * (WEEK_MS - 1_200_000)) / WEEK_EVENTS,
 					).toISOString(),

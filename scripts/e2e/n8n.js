@@ -550,10 +550,27 @@ class N8nInstance {
 		return this.cookie;
 	}
 
-	/** Node and credential type names n8n serves to the editor. */
+	/**
+	 * Node and credential type names n8n serves to the editor. n8n writes these files in the
+	 * background after it answers /healthz (FrontendService: `void this.generateTypes()`, again
+	 * after loading community packages) and serves them with sendFile, so a file read while it is
+	 * being rewritten ends in a closed socket or a cut-off body: read until a whole file arrives.
+	 */
 	async loadedTypes() {
-		const get = async (urlPath) =>
-			await (await fetchGet(`${this.baseUrl}${urlPath}`, { headers: this.authHeaders() })).json();
+		const get = async (urlPath) => {
+			const giveUpAt = Date.now() + 60_000;
+			for (;;) {
+				try {
+					const res = await fetch(`${this.baseUrl}${urlPath}`, { headers: this.authHeaders() });
+					if (!res.ok) throw new Error(`GET ${urlPath}: ${res.status} ${await res.text()}`);
+					return JSON.parse(await res.text());
+				} catch (error) {
+					const partial = error instanceof TypeError || error instanceof SyntaxError;
+					if (!partial || Date.now() > giveUpAt) throw error;
+					await new Promise((resolve) => setTimeout(resolve, 1000));
+				}
+			}
+		};
 		const nodes = await get('/types/nodes.json');
 		const creds = await get('/types/credentials.json');
 		return {

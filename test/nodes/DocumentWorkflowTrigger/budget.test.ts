@@ -23,9 +23,11 @@ async function backlog(count: number) {
 describe('poll budget', () => {
 	test('n8n 2.x: stops reading before getPollBudgetMs and leaves the rest to the next polls, losing nothing', async () => {
 		const expected = await backlog(3000);
-		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'latency', ms: 60 });
+		// A budget of seconds, not n8n's minutes, scaled with the page latency so each poll reads about
+		// 17 pages: the node's 30% reserve is then over a second, more than a busy machine's stalls.
+		await env.sandbox.control.addFault({ pathPrefix: '/events', kind: 'latency', ms: 160 });
 		const host = new TriggerHost(env.sandbox, { options: { startFrom: 'oldest' } });
-		const budget = 1500;
+		const budget = 4000;
 		const sizes: number[] = [];
 		// As many polls as it takes (a busy machine reads fewer pages per budget), but each one must deliver part of the backlog.
 		while (host.delivered.length < expected.length) {

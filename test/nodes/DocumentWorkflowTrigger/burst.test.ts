@@ -20,6 +20,8 @@ const BURST = 100_000;
 const SCALE = 10;
 const POLL_BUDGET_MS = 36_000 / SCALE;
 const PAGE_LATENCY_MS = 100 / SCALE;
+/** Share of the burst's events committed up to a minute after their place in the list. */
+const LATE_SHARE = 0.01;
 
 describe('a burst larger than one poll can read', () => {
 	// With a 5-minute window the whole burst stays young for five polls: only reading on from the newest id read makes progress then.
@@ -30,7 +32,11 @@ describe('a burst larger than one poll can read', () => {
 			expect((await host.activate({ pollBudgetMs: POLL_BUDGET_MS })).error).toBeUndefined();
 			const start = (await env.sandbox.control.getClock()).nowMs;
 			await env.sandbox.control.createEvents(
-				burstEvents(BURST, start + 1000, MINUTE, { seed: 11, lateShare: 0.01, maxLateMs: MINUTE }),
+				burstEvents(BURST, start + 1000, MINUTE, {
+					seed: 11,
+					lateShare: LATE_SHARE,
+					maxLateMs: MINUTE,
+				}),
 			);
 			await env.sandbox.control.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
 
@@ -49,9 +55,14 @@ describe('a burst larger than one poll can read', () => {
 				warnings.restore();
 			}
 			const pollsToCatchUp = perPoll.length;
-			// More than one poll was needed, and each one emitted events not emitted before.
+			// More than one poll was needed, and each one emitted events not emitted before until only
+			// late events (committed behind the ids read) were left: those come out of re-reads that go
+			// on where the last stopped (idle.test.ts), and a slow poll's re-read may find none of them.
 			expect(pollsToCatchUp).toBeGreaterThan(2);
-			expect(perPoll.every((count) => count > 0)).toBe(true);
+			const emittedBefore = perPoll.map((_, i) => perPoll.slice(0, i).reduce((a, b) => a + b, 0));
+			const whileBehind = perPoll.filter((_, i) => emittedBefore[i] < BURST * (1 - LATE_SHARE));
+			expect(whileBehind.length).toBeGreaterThan(2);
+			expect(whileBehind.every((count) => count > 0)).toBe(true);
 			// One warning for the whole catching-up period, naming how many events were still to read.
 			const behind = warnings.messages.filter((message) => /still to read/.test(message));
 			expect(behind).toHaveLength(1);
