@@ -31,10 +31,8 @@ interface Execution {
 	settle(): void;
 }
 
-const cancelled = (ctx: IExecuteFunctions, itemIndex?: number) =>
-	new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs', {
-		itemIndex,
-	});
+const cancelled = (ctx: IExecuteFunctions) =>
+	new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs');
 
 export class Watcher {
 	readonly policy = new Policy();
@@ -86,11 +84,12 @@ export class Watcher {
 		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
 		const limit = timeLimitReached(wait, now);
 		if (limit !== 'no') execution.beforeLimit.abort();
-		// Without Continue On Fail a run over its limit fails the wait, as its check would.
-		for (const run of limit === 'passed' ? wait.runs : []) {
+		for (const run of limit === 'passed' ? wait.runs : [])
 			run.outcome ??= timeLimitOutcome(ctx, run);
-			if (execution.failFast) execution.failure ??= run.outcome.error;
-		}
+		// Without Continue On Fail any item's error fails the wait: decided here only, where the wait
+		// ends, so that no error (a check's, the time limit's) can end it as an item.
+		if (execution.failFast)
+			execution.failure ??= wait.runs.find((run) => run.outcome?.error)?.outcome?.error;
 		if (execution.failure || limit === 'passed') execution.over.abort();
 		// Its checks end at once when aborted; they are awaited, so nothing of the wait outlives it.
 		if (wait.inFlight > 0 || (!execution.failure && wait.runs.some((run) => !run.outcome))) return;
@@ -108,17 +107,12 @@ export class Watcher {
 		const limit = beforeLimit.signal.aborted ? [] : [beforeLimit.signal];
 		const signal = AbortSignal.any([over.signal, ...(cancel ? [cancel] : []), ...limit]);
 		try {
-			const answer = await checkRun(ctx, run, signal);
-			this.policy.answered(run, answer, Date.now());
-			if (answer.kind === 'done' && answer.outcome.error && execution.failFast)
-				execution.failure ??= answer.outcome.error;
+			this.policy.answered(run, await checkRun(ctx, run, signal), Date.now());
 		} catch (error) {
-			if (!execution.failure && cancel?.aborted)
-				execution.failure = cancelled(ctx, run.target.itemIndex);
+			// Cut off (its wait ended, was cancelled, or reached its limit): no answer.
 			if (signal.aborted || execution.failure) return this.policy.released(run);
 			const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
 			this.policy.answered(run, { kind: 'done', outcome }, Date.now());
-			if (execution.failFast) execution.failure ??= outcome.error;
 		}
 	}
 

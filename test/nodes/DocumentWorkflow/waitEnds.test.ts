@@ -125,6 +125,26 @@ describe('a wait that ends early leaves nothing behind', () => {
 		expect(left.filter((timer) => timer.ms > 100)).toEqual([]);
 	});
 
+	it('Submit with Wait for Completion, runs read once and then checked across their Max Wait Time: without Continue On Fail the node fails with the first item (no error items)', async () => {
+		await env.sandbox.control.setNextScripts(wf(), [{ status: 'paused_for_audit' }], 3);
+		// Every status read takes 400 ms: each run's first read answers before the limit (0.6 s),
+		// the read sent at the limit is still in flight when the wait passes it (0.1 s later).
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 400,
+			method: 'GET',
+			pathPrefix: '/runs/',
+		});
+		const result = await env.run(
+			submitParams(wf(), { waitForCompletion: true }, { ...FAST_WAIT, maxWaitMinutes: 0.01 }),
+			{ items: pdfItems(3) },
+		);
+		expect(result.items).toEqual([]);
+		expect(result.error?.message).toMatch(
+			/^Run [0-9a-f-]{36} was still "paused_for_audit" when the time limit of 0\.6 s was reached\.$/,
+		);
+	});
+
 	it('a cancelled execution: a check waiting out a long Retry-After ends with it, and its timer too', async () => {
 		const [, running] = await failingAndRunning();
 		await env.sandbox.control.addFault({
