@@ -169,6 +169,12 @@ const LOAD_ERROR_PATTERNS = [
 ];
 
 /**
+ * Whether an error is fetch's network failure (or a cut-off JSON body): by name, since under jest
+ * the test's `TypeError` is its sandbox realm's, not the one Node's fetch throws.
+ */
+const isErrorNamed = (error, ...names) => names.includes(error?.name);
+
+/**
  * fetch for a GET, tried again on a network error: under load n8n may close a kept-alive
  * connection just as the next request reuses it ("other side closed"), which says nothing about
  * the package. HTTP errors are answers, never retried.
@@ -178,7 +184,7 @@ async function fetchGet(url, init, tries = 3) {
 		try {
 			return await fetch(url, init);
 		} catch (error) {
-			if (attempt >= tries || !(error instanceof TypeError)) throw error;
+			if (attempt >= tries || !isErrorNamed(error, 'TypeError')) throw error;
 			await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
 		}
 	}
@@ -565,7 +571,7 @@ class N8nInstance {
 					if (!res.ok) throw new Error(`GET ${urlPath}: ${res.status} ${await res.text()}`);
 					return JSON.parse(await res.text());
 				} catch (error) {
-					const partial = error instanceof TypeError || error instanceof SyntaxError;
+					const partial = isErrorNamed(error, 'TypeError', 'SyntaxError');
 					if (!partial || Date.now() > giveUpAt) throw error;
 					await new Promise((resolve) => setTimeout(resolve, 1000));
 				}
