@@ -11,7 +11,7 @@ import { KEYS_KEPT } from '../../shared/transport/rateLimits';
 export const PROBE_SHARE = 0.08;
 export const RUN_SHARE = 0.2;
 export const LIST_SHARE = 0.18;
-export const COLD_SHARE = 0.1;
+export const COLD_SHARE = 0.09;
 export const PROBES = 8;
 export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
@@ -58,11 +58,11 @@ export type Answer =
 export const FINAL_STATUSES = ['completed', 'failed', 'cancelled'];
 
 /**
- * One run of a wait, from its target to its outcome. Ages count from `bornAt` (local time).
- * `firstAge` (its first check), `expectedAge` (where its workflow's runs end, if of one length)
- * and `cold` (nothing known) are as known when its wait began. `role` in its wait's rounds: a
- * probe, waiting for the sweep, swept, or pending after it. `soonAt` comes before the rounds: a
- * 404, an event naming it, a run read at once. `readAge`: its age at its last pending read.
+ * One run of a wait, from its target to its outcome; ages from `bornAt` (local time). `firstAge`:
+ * its first check; `expectedAge`: where its workflow's runs end, if of one length (known as its
+ * wait began, or learnt while the list looked for it); `cold`: nothing known then. `role` in its
+ * wait's rounds: a probe, waiting for the sweep, swept, or pending after it. `soonAt` comes before
+ * the rounds (a 404, an event naming it, a run read at once). `readAge`: at its last pending read.
  */
 export interface Run {
 	readonly wait: Wait;
@@ -100,6 +100,8 @@ export interface Wait {
 }
 
 type Lengths = { shortest: number; longest: number; runs: number };
+/** Two runs or more, within a run's share of one another: read at one's length, all are on time. */
+const ofOneLength = (k?: Lengths) => !!k && k.runs > 1 && k.longest <= k.shortest * ONE_LENGTH;
 
 /** At its Max Wait Time a wait's runs are read once more (a check in flight anew); past it by the
  * First Check Interval, the wait ends with its runs' last answers. */
@@ -108,7 +110,6 @@ export function timeLimitReached(wait: Wait, now: number): 'no' | 'reached' | 'p
 	return now < wait.maxWaitEndsAt + wait.settings.initialPollIntervalMs ? 'reached' : 'passed';
 }
 
-/** Runs within a run's share of one another are of one length: read at one's, all are on time. */
 export const ONE_LENGTH = 1 + RUN_SHARE;
 
 const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
@@ -119,6 +120,7 @@ const timeOf = (value: unknown): number => Date.parse(String(value));
 const idOf = (event: IDataObject | undefined) => (event ? String(event.id) : undefined);
 const pendingRuns = (wait: Wait): Run[] => wait.runs.filter((run) => !run.outcome);
 const byAge = (a: Run, b: Run) => a.bornAt - b.bornAt || a.target.itemIndex - b.target.itemIndex;
+const workflowOf = (run: Run) => lower(run.lastAnswer?.workflowId ?? run.target.workflowId).trim();
 
 export class Policy {
 	readonly waits = new Set<Wait>();
@@ -148,7 +150,7 @@ export class Policy {
 		const wait: Wait = { runs: [], settings, beganAt: now, maxWaitEndsAt, probes: [], inFlight: 0 };
 		for (const target of targets) {
 			const known = this.lengthsOf(target.workflowId);
-			const oneLength = known && known.runs > 1 && known.longest <= known.shortest * ONE_LENGTH;
+			const oneLength = ofOneLength(known);
 			const learned = known && (oneLength || known.runs === 1 ? known.longest : known.shortest);
 			const firstAge = Math.max(settings.initialPollIntervalMs, (learned ?? 0) + ANSWER_MS);
 			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
@@ -241,15 +243,12 @@ export class Policy {
 		// Each read starts past the newest id of the read before the last: events committed a
 		// little late are still seen. The first read only finds where the list ends.
 		const newest = idOf(events[events.length - 1]) ?? this.newest;
-		[this.listAfter, this.newest] = [
-			this.anchored ? (this.newest ?? idOf(events[0])) : newest,
-			newest,
-		];
+		this.listAfter = this.anchored ? (this.newest ?? idOf(events[0])) : newest;
+		this.newest = newest;
 		this.readFrom = startedAt;
 		if (!this.anchored) return void ([this.anchored, this.lookedFrom] = [true, startedAt]);
-		const pending = new Map(
-			[...this.waits].flatMap(pendingRuns).map((run) => [lower(run.runId), run]),
-		);
+		const runs = [...this.waits].flatMap(pendingRuns);
+		const pending = new Map(runs.map((run) => [lower(run.runId), run]));
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
 		let unnamed = 0;
 		for (const event of fresh.filter((candidate) => /^run\./.test(String(candidate.type)))) {
@@ -303,7 +302,7 @@ export class Policy {
 	 * of them (nothing says a younger one ends sooner), until older than every run of it seen.
 	 */
 	private lookBasis(run: Run, now: number): { bornAt: number; earliest: number; share: number } {
-		const known = this.lengthsOf(run.lastAnswer?.workflowId ?? run.target.workflowId);
+		const known = this.lengthsOf(workflowOf(run));
 		const earliest = known?.shortest ?? run.wait.settings.initialPollIntervalMs;
 		if (!run.cold || (known && now - run.bornAt > ONE_LENGTH * known.longest))
 			return { bornAt: run.bornAt, earliest, share: LIST_SHARE };
@@ -340,7 +339,7 @@ export class Policy {
 	/** A run the list looks at is read by itself a gap past the last look, or once much older. */
 	private coveredDue(run: Run, due: number, now: number): number {
 		const { bornAt, earliest } = this.lookBasis(run, now);
-		const longest = this.lengthsOf(run.lastAnswer?.workflowId ?? run.target.workflowId)?.longest;
+		const longest = this.lengthsOf(workflowOf(run))?.longest;
 		const grace = run.wait.settings.notFoundGraceMs;
 		const sparse =
 			run.readAge === undefined
@@ -356,11 +355,10 @@ export class Policy {
 
 	/** The probe read longest ago, the oldest first. */
 	private nextInRotation(wait: Wait): Run | undefined {
-		const free = (run: Run) => run.role === 'probe' && !run.checking && run.soonAt === undefined;
+		const isFree = (run: Run) => run.role === 'probe' && !run.checking && run.soonAt === undefined;
 		const readAt = (run: Run) => (run.readAge ?? -Infinity) + run.bornAt;
-		return pendingRuns(wait)
-			.filter(free)
-			.sort((a, b) => readAt(a) - readAt(b) || byAge(a, b))[0];
+		const free = pendingRuns(wait).filter(isFree);
+		return free.sort((a, b) => readAt(a) - readAt(b) || byAge(a, b))[0];
 	}
 
 	/** A read found the run not final. */
@@ -425,9 +423,8 @@ export class Policy {
 		// Once probes ended more than one length apart, every probe counts, not only the older ones.
 		const varied = Math.max(...doneAges) > Math.min(...doneAges) * ONE_LENGTH;
 		const [oldest] = [...wait.probes].sort(byAge);
-		for (const run of pendingRuns(wait)
-			.filter((other) => other.role === 'waiting')
-			.sort(byAge)) {
+		const waiting = pendingRuns(wait).filter((other) => other.role === 'waiting');
+		for (const run of waiting.sort(byAge)) {
 			const counts = (probe: Run) => varied || probe === oldest || probe.bornAt <= run.bornAt;
 			const older = wait.probes.filter(counts);
 			if (older.some((probe) => probe.doneAge === undefined)) break;
@@ -460,10 +457,16 @@ export class Policy {
 		const submitted = run.target.submittedAt === undefined ? started - ahead : run.bornAt;
 		const kept = completed - submitted;
 		const seen = Number.isFinite(kept) && kept >= ahead ? kept : now - run.bornAt + ahead;
-		const key = lower(answer.workflowId ?? run.target.workflowId).trim();
+		const key = workflowOf(run);
 		const known = this.lengths.get(key);
 		const shortest = Math.min(known?.shortest ?? seen, seen);
 		const longest = Math.max(known?.longest ?? seen, seen);
 		this.lengths.set(key, { shortest, longest, runs: (known?.runs ?? 0) + 1 });
+		// Its runs now of one length, each run the list looks for is read where it should end instead.
+		const taught = this.lengthsOf(key);
+		const firstAge = ofOneLength(taught) ? taught!.longest + ANSWER_MS : 0;
+		for (const other of this.listCandidates().filter((c) => workflowOf(c) === key && !c.checking))
+			if (now - other.bornAt < firstAge)
+				Object.assign(other, { firstAge, expectedAge: firstAge, dueAt: other.bornAt + firstAge });
 	}
 }

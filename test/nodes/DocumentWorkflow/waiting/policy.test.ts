@@ -291,6 +291,17 @@ describe("the benchmark's patterns, simulated (a round trip of 20 ms; n8n starts
 		},
 	);
 
+	it('runs of one length that n8n started over 12 s, nothing known: once two are seen final, each later run is read once, where it should end, and no run is read twice', () => {
+		const figures = new Simulation().run({ ...pattern(40, 40, same(20_000)), startSpacingMs: 300 });
+		const learntBy = figures.createdAt[0] + 20_000 * (1 + COLD_SHARE) + 1000;
+		const later = figures.late.filter((_, n) => figures.createdAt[n] + 20_000 > learntBy);
+		expect(later.length).toBeGreaterThanOrEqual(20);
+		// An answer's time and a few round trips: a read of the list a COLD_SHARE of the oldest
+		// run's age apart would leave them up to a tenth of their run late.
+		expect(Math.max(...later)).toBeLessThanOrEqual(0.01);
+		expect(figures.readAges.every((ages) => ages.length === 1)).toBe(true);
+	});
+
 	it('the first 40 executions, runs of 5 to 120 s: at most 5 requests a document, all within a fifth', () => {
 		const figures = new Simulation().run(pattern(40, 40, spread(80)));
 		expect(figures.perDocument).toBeLessThanOrEqual(5);
