@@ -26,15 +26,10 @@ function ended(ctx: IExecuteFunctions, run: Run, json: IDataObject, description?
 	const { itemIndex } = run.target;
 	if (description !== undefined) {
 		const message = String(json.message);
-		return {
-			itemIndex,
-			error: new NodeOperationError(ctx.getNode(), message, { itemIndex, description }),
-		};
+		const error = new NodeOperationError(ctx.getNode(), message, { itemIndex, description });
+		return { itemIndex, error };
 	}
-	const item: INodeExecutionData = {
-		json: { ...run.target.base, ...json },
-		pairedItem: { item: itemIndex },
-	};
+	const item = { json: { ...run.target.base, ...json }, pairedItem: { item: itemIndex } };
 	return { itemIndex, item };
 }
 

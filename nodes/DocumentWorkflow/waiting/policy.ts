@@ -87,7 +87,8 @@ export interface Run {
 	named: boolean;
 }
 
-/** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`. */
+/** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`,
+ * every other turn (`oldestTurn`) the oldest pending one: the sweep waits for it. */
 export interface Wait {
 	readonly runs: Run[];
 	readonly settings: WaitSettings;
@@ -96,6 +97,7 @@ export interface Wait {
 	probes: Run[];
 	rotating?: boolean;
 	rotationAt?: number;
+	oldestTurn?: boolean;
 	inFlight: number;
 }
 
@@ -185,14 +187,17 @@ export class Policy {
 		const looking = covering && (this.anchored || this.readingSince !== undefined);
 		const cover = new Set(looking ? candidates : []);
 		const runs = waits.flatMap(pendingRuns);
-		const due = runs.map((run) => ({ run, at: this.dueOf(run, cover, now) }));
+		const turns = new Map(waits.map((wait) => [wait, this.nextInRotation(wait)]));
+		const due = runs.map((run) => ({ run, at: this.dueOf(run, cover, now, turns.get(run.wait)) }));
 		const checks: Run[] = [];
 		for (const { run } of due.filter(({ at }) => at <= now).sort((a, b) => a.at - b.at)) {
 			if (inFlight >= limit) break;
 			if (run.wait.inFlight >= run.wait.settings.concurrency) continue;
 			[run.checking, run.wait.inFlight] = [true, run.wait.inFlight + 1];
-			if (run.wait.rotating && run.role === 'probe')
+			if (run.wait.rotating && run.role === 'probe') {
 				run.wait.rotationAt = now + this.gap(run.wait, now - run.bornAt, PROBE_SHARE);
+				run.wait.oldestTurn = !run.wait.oldestTurn;
+			}
 			checks.push(run);
 			inFlight++;
 		}
@@ -323,14 +328,14 @@ export class Policy {
 	}
 
 	/** When the run's check is due (Infinity while it is checked or waits for its round's sweep). */
-	private dueOf(run: Run, cover: Set<Run>, now: number): number {
+	private dueOf(run: Run, cover: Set<Run>, now: number, turnOf?: Run): number {
 		const { wait } = run;
 		if (run.checking) return Infinity;
 		let due = run.soonAt ?? run.dueAt;
 		if (run.soonAt === undefined && wait.rotating && run.role === 'probe') {
 			// The probe read longest ago goes next, at the rotation's time, unless lined up earlier.
 			const turn = Math.max(wait.rotationAt ?? now, run.bornAt + run.firstAge);
-			if (this.nextInRotation(wait) === run) due = Math.min(due ?? Infinity, turn);
+			if (turnOf === run) due = Math.min(due ?? Infinity, turn);
 		}
 		if (due !== undefined && cover.has(run)) due = this.coveredDue(run, due, now);
 		return Math.min(due ?? Infinity, wait.maxWaitEndsAt ?? Infinity);
@@ -355,9 +360,10 @@ export class Policy {
 
 	/** The probe read longest ago, the oldest first. */
 	private nextInRotation(wait: Wait): Run | undefined {
-		const isFree = (run: Run) => run.role === 'probe' && !run.checking && run.soonAt === undefined;
+		const isFree = (run: Run) => !run.outcome && !run.checking && run.soonAt === undefined;
 		const readAt = (run: Run) => (run.readAge ?? -Infinity) + run.bornAt;
-		const free = pendingRuns(wait).filter(isFree);
+		const free = wait.probes.filter(isFree);
+		if (wait.oldestTurn) return free.sort(byAge)[0];
 		return free.sort((a, b) => readAt(a) - readAt(b) || byAge(a, b))[0];
 	}
 
