@@ -175,20 +175,27 @@ const LOAD_ERROR_PATTERNS = [
 const isErrorNamed = (error, ...names) => names.includes(error?.name);
 
 /**
- * fetch for a GET, tried again on a network error: under load n8n may close a kept-alive
- * connection just as the next request reuses it ("other side closed"), which says nothing about
- * the package. HTTP errors are answers, never retried.
+ * `attempt()` until it returns, tried again (up to `tries`, `waitMs(n)` after the n-th) while
+ * `transient(error)`: a failure that says nothing about the package, such as n8n closing a
+ * kept-alive connection under load or serving a file it is still writing.
  */
-async function fetchGet(url, init, tries = 3) {
-	for (let attempt = 1; ; attempt++) {
+async function retried(attempt, transient, { tries = 3, waitMs = (n) => 500 * n } = {}) {
+	for (let n = 1; ; n++) {
 		try {
-			return await fetch(url, init);
+			return await attempt();
 		} catch (error) {
-			if (attempt >= tries || !isErrorNamed(error, 'TypeError')) throw error;
-			await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+			if (n >= tries || !transient(error)) throw error;
+			await new Promise((resolve) => setTimeout(resolve, waitMs(n)));
 		}
 	}
 }
+
+/** fetch for a GET, tried again on a network error (fetch's TypeError); HTTP errors are answers. */
+const fetchGet = (url, init) =>
+	retried(
+		() => fetch(url, init),
+		(e) => isErrorNamed(e, 'TypeError'),
+	);
 
 /** The ports above 1023 that fetch refuses to connect to ("bad ports", https://fetch.spec.whatwg.org/#port-blocking). */
 const FETCH_BAD_PORTS = new Set([
@@ -563,20 +570,17 @@ class N8nInstance {
 	 * being rewritten ends in a closed socket or a cut-off body: read until a whole file arrives.
 	 */
 	async loadedTypes() {
-		const get = async (urlPath) => {
-			const giveUpAt = Date.now() + 60_000;
-			for (;;) {
-				try {
+		const get = (urlPath) =>
+			retried(
+				async () => {
 					const res = await fetch(`${this.baseUrl}${urlPath}`, { headers: this.authHeaders() });
 					if (!res.ok) throw new Error(`GET ${urlPath}: ${res.status} ${await res.text()}`);
 					return JSON.parse(await res.text());
-				} catch (error) {
-					const partial = isErrorNamed(error, 'TypeError', 'SyntaxError');
-					if (!partial || Date.now() > giveUpAt) throw error;
-					await new Promise((resolve) => setTimeout(resolve, 1000));
-				}
-			}
-		};
+				},
+				// A closed socket, or a body cut off mid-write; an HTTP error fails at once.
+				(error) => isErrorNamed(error, 'TypeError', 'SyntaxError'),
+				{ tries: 60, waitMs: () => 1000 },
+			);
 		const nodes = await get('/types/nodes.json');
 		const creds = await get('/types/credentials.json');
 		return {
