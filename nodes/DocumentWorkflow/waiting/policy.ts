@@ -87,8 +87,7 @@ export interface Run {
 	named: boolean;
 }
 
-/** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`,
- * every other turn (`oldestTurn`) the oldest pending one: the sweep waits for it. */
+/** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`. */
 export interface Wait {
 	readonly runs: Run[];
 	readonly settings: WaitSettings;
@@ -97,6 +96,7 @@ export interface Wait {
 	probes: Run[];
 	rotating?: boolean;
 	rotationAt?: number;
+	/** Every other turn goes to the oldest pending probe: the sweep waits for it. */
 	oldestTurn?: boolean;
 	inFlight: number;
 }
@@ -104,6 +104,9 @@ export interface Wait {
 type Lengths = { shortest: number; longest: number; runs: number };
 /** Two runs or more, within a run's share of one another: read at one's length, all are on time. */
 const ofOneLength = (k?: Lengths) => !!k && k.runs > 1 && k.longest <= k.shortest * ONE_LENGTH;
+/** A run's first check: past where its workflow's runs end, never before the First Check Interval. */
+const firstAgeOf = (settings: WaitSettings, learned = 0) =>
+	Math.max(settings.initialPollIntervalMs, learned + ANSWER_MS);
 
 /** At its Max Wait Time a wait's runs are read once more (a check in flight anew); past it by the
  * First Check Interval, the wait ends with its runs' last answers. */
@@ -154,7 +157,7 @@ export class Policy {
 			const known = this.lengthsOf(target.workflowId);
 			const oneLength = ofOneLength(known);
 			const learned = known && (oneLength || known.runs === 1 ? known.longest : known.shortest);
-			const firstAge = Math.max(settings.initialPollIntervalMs, (learned ?? 0) + ANSWER_MS);
+			const firstAge = firstAgeOf(settings, learned);
 			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
 			const run = { wait, target, runId: target.runId, bornAt, firstAge, expectedAge };
 			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named: false });
@@ -187,7 +190,7 @@ export class Policy {
 		const looking = covering && (this.anchored || this.readingSince !== undefined);
 		const cover = new Set(looking ? candidates : []);
 		const runs = waits.flatMap(pendingRuns);
-		const turns = new Map(waits.map((wait) => [wait, this.nextInRotation(wait)]));
+		const turns = new Map(waits.map((wait) => [wait, wait.rotating && this.nextInRotation(wait)]));
 		const due = runs.map((run) => ({ run, at: this.dueOf(run, cover, now, turns.get(run.wait)) }));
 		const checks: Run[] = [];
 		for (const { run } of due.filter(({ at }) => at <= now).sort((a, b) => a.at - b.at)) {
@@ -233,8 +236,7 @@ export class Policy {
 
 	/** A check ended without an answer (its wait ended, or it was cut off at the time limit). */
 	released(run: Run): void {
-		run.checking = false;
-		run.wait.inFlight--;
+		[run.checking, run.wait.inFlight] = [false, run.wait.inFlight - 1];
 	}
 
 	/** What a read of the event list returned (undefined: nothing; `failed`: the list's fault). */
@@ -301,11 +303,9 @@ export class Policy {
 		);
 	}
 
-	/**
-	 * How a run's looks are measured: from its workflow's shortest run seen on, at its share of the
-	 * age. Runs waited on as nothing was known of their workflow share the schedule of the oldest
-	 * of them (nothing says a younger one ends sooner), until older than every run of it seen.
-	 */
+	/** How a run's looks are measured: from its workflow's shortest run seen on, at its share of
+	 * the age. Runs waited on as nothing was known of their workflow share the schedule of the
+	 * oldest of them (nothing says a younger one ends sooner), until older than every run seen. */
 	private lookBasis(run: Run, now: number): { bornAt: number; earliest: number; share: number } {
 		const known = this.lengthsOf(workflowOf(run));
 		const earliest = known?.shortest ?? run.wait.settings.initialPollIntervalMs;
@@ -328,14 +328,14 @@ export class Policy {
 	}
 
 	/** When the run's check is due (Infinity while it is checked or waits for its round's sweep). */
-	private dueOf(run: Run, cover: Set<Run>, now: number, turnOf?: Run): number {
+	private dueOf(run: Run, cover: Set<Run>, now: number, inTurn?: Run | false): number {
 		const { wait } = run;
 		if (run.checking) return Infinity;
 		let due = run.soonAt ?? run.dueAt;
 		if (run.soonAt === undefined && wait.rotating && run.role === 'probe') {
 			// The probe read longest ago goes next, at the rotation's time, unless lined up earlier.
 			const turn = Math.max(wait.rotationAt ?? now, run.bornAt + run.firstAge);
-			if (turnOf === run) due = Math.min(due ?? Infinity, turn);
+			if (inTurn === run) due = Math.min(due ?? Infinity, turn);
 		}
 		if (due !== undefined && cover.has(run)) due = this.coveredDue(run, due, now);
 		return Math.min(due ?? Infinity, wait.maxWaitEndsAt ?? Infinity);
@@ -470,9 +470,11 @@ export class Policy {
 		this.lengths.set(key, { shortest, longest, runs: (known?.runs ?? 0) + 1 });
 		// Its runs now of one length, each run the list looks for is read where it should end instead.
 		const taught = this.lengthsOf(key);
-		const firstAge = ofOneLength(taught) ? taught!.longest + ANSWER_MS : 0;
-		for (const other of this.listCandidates().filter((c) => workflowOf(c) === key && !c.checking))
+		if (!ofOneLength(taught)) return;
+		for (const other of this.listCandidates().filter((c) => workflowOf(c) === key && !c.checking)) {
+			const firstAge = firstAgeOf(other.wait.settings, taught!.longest);
 			if (now - other.bornAt < firstAge)
 				Object.assign(other, { firstAge, expectedAge: firstAge, dueAt: other.bornAt + firstAge });
+		}
 	}
 }

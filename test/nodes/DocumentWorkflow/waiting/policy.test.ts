@@ -10,12 +10,15 @@ import {
 	LIST_MISSES,
 	LOOK_FACTOR,
 	PROBES,
+	Policy,
 	RUN_SHARE,
 } from '../../../../nodes/DocumentWorkflow/waiting/policy';
+import { DEFAULT_WAIT_SETTINGS } from '../../../../nodes/DocumentWorkflow/actions/waitOptions';
 import type { Figures, Pattern, SimulationOptions } from './simulator';
-import { Simulation, quantile, spread } from './simulator';
+import { Simulation, quantile, spread, uuid } from './simulator';
 
 const same = (ms: number) => () => ms;
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const lengths = (list: number[]) => (n: number) => list[n];
 const total = (figures: Figures) => figures.readAges.reduce((sum, ages) => sum + ages.length, 0);
 /** A batch of 200 documents in one execution, uploaded over 1.5 s (a round trip of 15 ms). */
@@ -79,6 +82,33 @@ describe('a batch: probes, a sweep, rounds', () => {
 	it('no run is read before the First Check Interval', () => {
 		const figures = batch(same(100));
 		expect(Math.min(...figures.readAges.flat())).toBeGreaterThanOrEqual(1000);
+	});
+});
+
+describe('what runs taught, applied to runs already waiting', () => {
+	it('a run already waiting is not read before the First Check Interval, though two runs seen since took less', () => {
+		const policy = new Policy();
+		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000 };
+		const at = (ms: number) => new Date(T0 + ms).toISOString();
+		const wait = (n: number, ms: number, submittedAt?: number) =>
+			policy.begin([{ itemIndex: 0, runId: uuid(n), workflowId: 'w', submittedAt }], settings, ms)
+				.runs[0];
+		// The event list fails; two runs submitted at T0, a third waited on by id from T0 + 0.9 s.
+		for (let read = 0; read < LIST_MISSES; read++) policy.listRead(undefined, T0);
+		const [first, second] = [wait(1, T0, T0), wait(2, T0, T0)];
+		const third = wait(3, T0 + 900);
+		expect(policy.next(T0 + 900).checks).toEqual([third]);
+		const running = { status: 'running', workflowId: 'w', startedOn: at(895) };
+		policy.answered(third, { kind: 'pending', run: running }, T0 + 905);
+		expect(policy.next(T0 + 1000).checks).toEqual([first, second]);
+		// Both took 0.5 s: the workflow's runs take one length, which the third is taught.
+		const completed = { ...running, status: 'completed', startedOn: at(0), completedOn: at(500) };
+		const outcome = { itemIndex: 0, item: { json: {} } };
+		for (const run of [first, second])
+			policy.answered(run, { kind: 'done', outcome, run: completed }, T0 + 1010);
+		expect(third.expectedAge).toBeDefined();
+		expect(policy.next(T0 + 1899).checks).toEqual([]);
+		expect(policy.next(third.dueAt!).checks).toEqual([third]);
 	});
 });
 
