@@ -12,8 +12,9 @@ export const BACK_OFF = 0.85;
 export const SLOW_GROWTH = 0.05;
 export const LIMIT_TRUSTED_MS = 15_000;
 
-/** The pacer's rates are reads a second, counted over this window. */
+/** Rates are reads a second; sends are kept so that a refused read's 429 may come a second late. */
 const SECOND_MS = 1000;
+const SENDS_KEPT_MS = 2 * SECOND_MS;
 
 export class ReadPacer {
 	/** Reads a second it lets through now, and when a read held back may try again. */
@@ -22,7 +23,7 @@ export class ReadPacer {
 	/** Since when reads are held back, no read going unheld meanwhile. */
 	private heldSince?: number;
 	private heldSinceSend = false;
-	/** What was sent in the second before the last 429 (the limit is at most that), and when. */
+	/** Sent in the second before the last refused read (the limit is at most that), and when. */
 	private limit?: { perSecond: number; at: number };
 	private readonly sentAt: number[] = [];
 
@@ -34,7 +35,7 @@ export class ReadPacer {
 			if (!this.heldSinceSend) this.heldSince = undefined;
 			this.heldSinceSend = false;
 			this.sentAt.push(now);
-			while (this.sentAt[0] < now - SECOND_MS) this.sentAt.shift();
+			while (this.sentAt[0] < now - SENDS_KEPT_MS) this.sentAt.shift();
 			return true;
 		}
 		[this.heldSince, this.heldSinceSend] = [this.heldSince ?? now, true];
@@ -48,15 +49,14 @@ export class ReadPacer {
 		return false;
 	}
 
-	/** A 429 of a limit counted per second or so (a longer `Retry-After` says nothing of it). */
-	rateLimited(now: number, retryAfterMs = SECOND_MS): void {
+	/** A 429 for a read sent at `refusedSentAt`; a limit per second unless `Retry-After` is long. */
+	rateLimited(now: number, retryAfterMs = SECOND_MS, refusedSentAt = now): void {
 		this.heldSince = undefined;
 		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
-		// What this process sent in the last second, not what came back: under load answers come late,
-		// and a count of them would sink the rate far under the limit.
-		while (this.sentAt[0] < now - SECOND_MS) this.sentAt.shift();
+		// Sent before the refused read: not answered (answers come late), nor after it (limit full).
+		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
 		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : 0;
-		const limit = Math.min(trusted || Infinity, Math.max(1, this.sentAt.length));
+		const limit = Math.min(trusted || Infinity, Math.max(1, sent.length));
 		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit) * BACK_OFF);
 		this.limit = { perSecond: limit, at: now };
 	}

@@ -136,10 +136,11 @@ interface Call {
 	retriesAreSafe: boolean;
 }
 
-/** What the attempts so far have used up. */
+/** What the attempts so far have used up, and when the latest left. */
 interface Attempts {
 	failures: number;
 	rateLimited: number;
+	sentAt: number;
 }
 
 /** One attempt's result: an HTTP answer, or a failure that got none. */
@@ -160,9 +161,9 @@ export async function apiRequest<T = unknown>(
 	options: ApiRequestOptions = {},
 ): Promise<ApiResponse<T>> {
 	const call = await prepare(ctx, request, options);
-	const attempts: Attempts = { failures: 0, rateLimited: 0 };
+	const attempts: Attempts = { failures: 0, rateLimited: 0, sentAt: 0 };
 	for (;;) {
-		await waitForSlot(call);
+		attempts.sentAt = await waitForSlot(call);
 		const outcome = await attempt(call);
 		const decision = outcome.answered
 			? await onAnswer<T>(call, attempts, outcome.response)
@@ -224,16 +225,17 @@ async function waitForRateLimit(call: Call): Promise<void> {
 /**
  * Waits for the rate limit to be open and, for a read, for a slot of its API key's read pacer
  * (one pace for every read of this n8n process). A 429 met by another read while this one
- * waited for its slot closes the limit again: it is checked before each send.
+ * waited for its slot closes the limit again: it is checked before each send. Returns when it
+ * let the request go.
  */
-async function waitForSlot(call: Call): Promise<void> {
+async function waitForSlot(call: Call): Promise<number> {
 	for (;;) {
 		await waitForRateLimit(call);
-		if (call.limit !== 'read') return;
+		if (call.limit !== 'read') return Date.now();
 		const pacer = readPacerFor(call.scope);
 		const now = Date.now();
 		if (rateLimitOpensAt(call.scope, call.limit) > now) continue;
-		if (pacer.trySend(now)) return;
+		if (pacer.trySend(now)) return now;
 		await pause(Math.max(1, pacer.nextSendAt - now), call.signal);
 	}
 }
@@ -385,7 +387,7 @@ function onRateLimited(
 	// The first 429 met while the limit was open tells the read pacer the limit's size; the
 	// others of the same window (reads already on their way) tell it nothing more.
 	if (call.limit === 'read' && rateLimitOpensAt(call.scope, call.limit) <= now)
-		readPacerFor(call.scope).rateLimited(now, retryAfterMs);
+		readPacerFor(call.scope).rateLimited(now, retryAfterMs, attempts.sentAt);
 	// Other requests of this class wait too, but only for a wait this request would take itself.
 	if (retryAfterMs <= policy.maxRetryAfterMs) closeRateLimitUntil(call.scope, call.limit, until);
 	if (retryAfterMs > policy.maxRetryAfterMs)

@@ -70,6 +70,17 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(60 * BACK_OFF, 0);
 	});
 
+	it('learns from what it sent before the refused read: reads that left while its 429 came back (the limit was full) do not count', () => {
+		const pacer = new ReadPacer();
+		// 50 went in the second before the refused read left at 2000; 8 more left in the 40 ms its
+		// 429 took to come back (another process had filled the rest of the limit meanwhile).
+		heldOver(pacer, 2000, 50);
+		pacer.readsPerSecond = START_RATE;
+		for (let t = 2000; t < 2040; t += 5) expect(pacer.trySend(t)).toBe(true);
+		pacer.rateLimited(2040, 1000, 2000);
+		expect(pacer.readsPerSecond).toBeCloseTo(50 * BACK_OFF);
+	});
+
 	it('grows slowly after a 429: by SLOW_GROWTH after a second held back, not twice as fast', () => {
 		const pacer = new ReadPacer();
 		heldOver(pacer, 1500, 50);

@@ -6,7 +6,10 @@
 import {
 	backoffDelay,
 	DEFAULT_RETRY_POLICY,
+	limitScope,
 	parseRetryAfter,
+	readPacerFor,
+	SLOW_GROWTH,
 } from '../../../nodes/shared/transport';
 import { runActionNode } from '../../harness/n8n';
 import { useSandbox } from '../../harness/sandbox';
@@ -154,6 +157,21 @@ describe('429 and Retry-After', () => {
 			(r) => r.status,
 		);
 		expect(statuses.filter((s) => s === 200)).toHaveLength(2);
+	});
+
+	test('the read pacer learns the limit from the reads sent before the refused one, not from those that left while its 429 came back', async () => {
+		await env.sandbox.control.setRateLimits({ reads: { limit: 10, windowMs: 1000 } });
+		await env.sandbox.control.addFault({ kind: 'latency', pathPrefix: '/workflows/', ms: 300 });
+		const results = await Promise.all(
+			Array.from({ length: 30 }, () => getWorkflow(env.sandbox.defaultWorkflowId)),
+		);
+		expect(results.filter((result) => result.error)).toEqual([]);
+		// Every read refused had left before the first 429 came back (it closes the limit): 20 did...
+		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
+		expect(requests.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(10);
+		// ...yet the pace stays a step under the 10 that went, not under all 30 sent that second.
+		const pacer = readPacerFor(limitScope(env.credentials.baseUrl, env.credentials));
+		expect(pacer.readsPerSecond).toBeLessThanOrEqual(10 * (1 - SLOW_GROWTH));
 	});
 
 	test('parseRetryAfter reads seconds and HTTP dates, and ignores garbage', () => {

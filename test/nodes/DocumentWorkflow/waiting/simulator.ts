@@ -300,6 +300,7 @@ export class SimProcess {
 			if (!this.pacer.trySend(sim.now))
 				return sim.at(Math.max(sim.now + 1, this.pacer.nextSendAt), attempt);
 			sim.counts[kind]++;
+			const sentAt = sim.now;
 			const roundTrip = sim.latency;
 			const serverAt = sim.now + roundTrip / 2;
 			const retryAfter = sim.limited(serverAt);
@@ -307,7 +308,7 @@ export class SimProcess {
 			sim.at(sim.now + roundTrip, () => {
 				if (retryAfter === undefined) return done(value as T);
 				sim.counts.rateLimited++;
-				if (this.gateUntil <= sim.now) this.pacer.rateLimited(sim.now, retryAfter);
+				if (this.gateUntil <= sim.now) this.pacer.rateLimited(sim.now, retryAfter, sentAt);
 				this.gateUntil = Math.max(this.gateUntil, sim.now + retryAfter);
 				attempt();
 			});
