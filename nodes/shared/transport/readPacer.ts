@@ -7,7 +7,7 @@ import { LruMap } from '../lruMap';
 import { KEYS_KEPT } from './rateLimits';
 
 export const START_RATE = 200;
-export const GROWTH_AFTER_MS = 250;
+export const GROWTH_AFTER_MS = 100;
 export const BACK_OFF = 0.85;
 export const SLOW_GROWTH = 0.05;
 export const LIMIT_TRUSTED_MS = 15_000;
