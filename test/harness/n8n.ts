@@ -173,7 +173,10 @@ const credentialTypes: Record<string, ICredentialType> = {
 
 /** The part of n8n's credentials helper that n8n-core calls during execution. */
 class TestCredentialsHelper extends ICredentialsHelper {
-	constructor(private readonly credentials: Record<string, ICredentialDataDecryptedObject>) {
+	constructor(
+		private readonly credentials: Record<string, ICredentialDataDecryptedObject>,
+		private readonly readMs = 0,
+	) {
 		super();
 	}
 
@@ -211,6 +214,7 @@ class TestCredentialsHelper extends ICredentialsHelper {
 	): Promise<ICredentialDataDecryptedObject> {
 		const found = this.credentials[type];
 		if (!found) throw new Error(`No credentials of type ${type} in this test`);
+		if (this.readMs > 0) await new Promise((resolve) => setTimeout(resolve, this.readMs));
 		return found;
 	}
 
@@ -242,11 +246,13 @@ export function additionalDataFor(
 	credentials: DocumentWorkflowCredentials,
 	hooks?: ExecutionLifecycleHooks,
 	executionId?: string,
+	credentialReadMs?: number,
 ): IWorkflowExecuteAdditionalData {
 	const data: Partial<IWorkflowExecuteAdditionalData> = {
-		credentialsHelper: new TestCredentialsHelper({
-			documentWorkflowApi: credentials as ICredentialDataDecryptedObject,
-		}),
+		credentialsHelper: new TestCredentialsHelper(
+			{ documentWorkflowApi: credentials as ICredentialDataDecryptedObject },
+			credentialReadMs,
+		),
 		hooks,
 		executionId,
 		currentNodeExecutionIndex: 0,
@@ -304,6 +310,11 @@ export interface RunNodeOptions {
 	cancelAfterMs?: number;
 	/** Runs the node as n8n runs it for an AI agent: as its `…Tool` node type. */
 	asTool?: boolean;
+	/**
+	 * How long each read of the credential takes. n8n's server reads it from its database for
+	 * every request, after the node let the request go; in a busy n8n that takes tens of ms.
+	 */
+	credentialReadMs?: number;
 }
 
 export interface NodeRunResult {
@@ -379,7 +390,12 @@ async function runActionNodeUnjournaled(options: RunNodeOptions): Promise<NodeRu
 	const finished = { promise: new Promise<IRun>((resolve) => (resolveFinished = resolve)) };
 	hooks.addHandler('workflowExecuteAfter', (run) => resolveFinished(run));
 
-	const additionalData = additionalDataFor(options.credentials, hooks, executionId);
+	const additionalData = additionalDataFor(
+		options.credentials,
+		hooks,
+		executionId,
+		options.credentialReadMs,
+	);
 	const runExecutionData = createRunExecutionData({
 		executionData: {
 			nodeExecutionStack: [{ node: inputNode, data: { main: [[{ json: {} }]] }, source: null }],

@@ -47,3 +47,29 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
 	if (Number.isNaN(date)) return undefined;
 	return Math.max(0, date - now);
 }
+
+/** A read sent and not yet answered: `heldBack` aborts it, to go again once the limit opens. */
+export interface ReadOnItsWay {
+	readonly sentAt: number;
+	readonly heldBack: AbortController;
+}
+
+/** The reads on their way, per API key: n8n may take tens of ms to put one on the wire. */
+const readsOnTheirWay = new LruMap<string, Set<ReadOnItsWay>>(KEYS_KEPT, (reads) => reads.size > 0);
+
+/** Counts a read as on its way until `answered`. */
+export function readOnItsWay(scope: string, sentAt: number): ReadOnItsWay {
+	const read = { sentAt, heldBack: new AbortController() };
+	readsOnTheirWay.getOrCreate(scope, () => new Set()).add(read);
+	return read;
+}
+
+export function readAnswered(scope: string, read: ReadOnItsWay): void {
+	readsOnTheirWay.get(scope)?.delete(read);
+}
+
+/** A 429 for a read sent at `refusedSentAt`: the reads sent after it met a full limit too. */
+export function holdBackReadsSentAfter(scope: string, refusedSentAt: number): void {
+	for (const read of readsOnTheirWay.get(scope) ?? [])
+		if (read.sentAt >= refusedSentAt) read.heldBack.abort();
+}

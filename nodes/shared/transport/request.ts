@@ -32,7 +32,15 @@ import {
 	withoutSecret,
 } from './errors';
 import type { RateLimitClass } from './rateLimits';
-import { closeRateLimitUntil, limitScope, parseRetryAfter, rateLimitOpensAt } from './rateLimits';
+import {
+	closeRateLimitUntil,
+	holdBackReadsSentAfter,
+	limitScope,
+	parseRetryAfter,
+	rateLimitOpensAt,
+	readAnswered,
+	readOnItsWay,
+} from './rateLimits';
 import { readPacerFor } from './readPacer';
 import { asJson, lowerCaseHeaders } from './responses';
 import type { PathTemplate } from './url';
@@ -164,7 +172,15 @@ export async function apiRequest<T = unknown>(
 	const attempts: Attempts = { failures: 0, rateLimited: 0, sentAt: 0 };
 	for (;;) {
 		attempts.sentAt = await waitForSlot(call);
-		const outcome = await attempt(call);
+		const read = call.limit === 'read' ? readOnItsWay(call.scope, attempts.sentAt) : undefined;
+		let outcome: Outcome;
+		try {
+			outcome = await attempt(call, read?.heldBack.signal);
+		} finally {
+			if (read) readAnswered(call.scope, read);
+		}
+		// Held back by a 429 before it had an answer (most likely before n8n sent it): it goes again.
+		if (!outcome.answered && read?.heldBack.signal.aborted) continue;
 		const decision = outcome.answered
 			? await onAnswer<T>(call, attempts, outcome.response)
 			: await onNoAnswer(call, attempts, outcome.error);
@@ -241,7 +257,7 @@ async function waitForSlot(call: Call): Promise<number> {
 }
 
 /** Sends the request once. Only a cancelled execution and n8n's own errors end the request here. */
-async function attempt(call: Call): Promise<Outcome> {
+async function attempt(call: Call, heldBack?: AbortSignal): Promise<Outcome> {
 	const { ctx, request, options } = call;
 	const body = request.bodyFactory ? await request.bodyFactory() : request.body;
 	const httpOptions: IHttpRequestOptions = {
@@ -264,8 +280,10 @@ async function attempt(call: Call): Promise<Outcome> {
 	};
 	try {
 		ctx.logger?.debug('Document Workflow API request', { method: request.method, path: call.path });
+		// n8n takes the request's abort signal from the context: the execution's, unless it is given one.
+		const ending = heldBack ? combinedSignal(heldBack, call.signal) : options.signal && call.signal;
 		const response = (await ctx.helpers.httpRequestWithAuthentication.call(
-			options.signal && call.signal ? contextEndingWith(ctx, call.signal) : ctx,
+			ending ? contextEndingWith(ctx, ending) : ctx,
 			CREDENTIAL_TYPE,
 			httpOptions,
 		)) as IN8nHttpFullResponse;
@@ -388,8 +406,12 @@ function onRateLimited(
 	// others of the same window (reads already on their way) tell it nothing more.
 	if (call.limit === 'read' && rateLimitOpensAt(call.scope, call.limit) <= now)
 		readPacerFor(call.scope).rateLimited(now, retryAfterMs, attempts.sentAt);
-	// Other requests of this class wait too, but only for a wait this request would take itself.
-	if (retryAfterMs <= policy.maxRetryAfterMs) closeRateLimitUntil(call.scope, call.limit, until);
+	// Other requests of this class wait too, but only for a wait this request would take itself;
+	// reads sent after this one met the same full limit and wait as well, unless already answered.
+	if (retryAfterMs <= policy.maxRetryAfterMs) {
+		closeRateLimitUntil(call.scope, call.limit, until);
+		if (call.limit === 'read') holdBackReadsSentAfter(call.scope, attempts.sentAt);
+	}
 	if (retryAfterMs > policy.maxRetryAfterMs)
 		throw rateLimitError(
 			node,

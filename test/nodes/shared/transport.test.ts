@@ -174,6 +174,28 @@ describe('429 and Retry-After', () => {
 		expect(pacer.readsPerSecond).toBeLessThanOrEqual(10 * (1 - SLOW_GROWTH));
 	});
 
+	test('reads n8n had not sent yet when a 429 came are held back, not sent into the full limit', async () => {
+		await env.sandbox.control.setRateLimits({ reads: { limit: 10, windowMs: 1000 } });
+		const results = await Promise.all(
+			Array.from({ length: 30 }, () =>
+				runActionNode({
+					parameters: {
+						resource: 'workflow',
+						operation: 'get',
+						workflowId: env.sandbox.defaultWorkflowId,
+					},
+					credentials: env.credentials,
+					credentialReadMs: 50,
+				}),
+			),
+		);
+		expect(results.filter((result) => result.error)).toEqual([]);
+		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
+		// 10 went through; of the reads let go 5 ms apart, one or two were on the wire at the 429.
+		expect(requests.filter((r) => r.status === 200)).toHaveLength(30);
+		expect(requests.filter((r) => r.status === 429).length).toBeLessThanOrEqual(3);
+	});
+
 	test('parseRetryAfter reads seconds and HTTP dates, and ignores garbage', () => {
 		const now = Date.parse('2026-01-01T00:00:00Z');
 		expect(parseRetryAfter('3', now)).toBe(3000);
