@@ -249,7 +249,7 @@ async function measureQueueLimited({ tgz, sandbox, dir }) {
 			},
 			{
 				heading: 'Each worker: its executions, its reads, its 429 answers',
-				text: `A worker meets a limit it has not learnt with reads already on their way: each read it sent before its first 429 came back is refused too, and then its reads wait for Retry-After (at least the limit's ${s(LIMIT_WINDOW_MS)} window). So its refusals within ${s(LIMIT_WINDOW_MS)} of its first are that one meeting; later ones are its pacer running into the limit again, the two workers' paces together above it.`,
+				text: `A worker meets a limit it has not learnt with reads already on their way: each read n8n had already sent when the API refused its first is refused too (those the node had let go but n8n had not sent yet are held back), and then its reads wait for Retry-After (at least the limit's ${s(LIMIT_WINDOW_MS)} window). So its refusals within ${s(LIMIT_WINDOW_MS)} of its first are that one meeting; later ones are its pacer running into the limit again, the two workers' paces together above it.`,
 				table: {
 					columns: [
 						'worker',

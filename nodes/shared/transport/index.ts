@@ -4,7 +4,8 @@
  *
  * - `request.ts`: sending, waiting out rate limits and retrying what is safe to retry
  * - `errors.ts`: problem+json and network failures turned into errors with advice
- * - `rateLimits.ts`: the separate read, trigger and original-file limits and `Retry-After`
+ * - `rateLimits.ts`: the separate read, trigger and original-file limits, `Retry-After`, and
+ *   the reads on their way that a 429 holds back
  * - `readPacer.ts`: one pace for every read made with an API key in this n8n process
  * - `cancellation.ts`: pauses that end when the execution is cancelled
  * - `ids.ts` and `url.ts`: ids checked before they reach a path; the credential's base URL
