@@ -16,10 +16,11 @@ import { useSandbox } from '../../harness/sandbox';
 
 const env = useSandbox();
 
-const getWorkflow = (workflowId: string) =>
+const getWorkflow = (workflowId: string, options: { credentialReadMs?: number } = {}) =>
 	runActionNode({
 		parameters: { resource: 'workflow', operation: 'get', workflowId },
 		credentials: env.credentials,
+		...options,
 	});
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
@@ -178,15 +179,7 @@ describe('429 and Retry-After', () => {
 		await env.sandbox.control.setRateLimits({ reads: { limit: 10, windowMs: 1000 } });
 		const results = await Promise.all(
 			Array.from({ length: 30 }, () =>
-				runActionNode({
-					parameters: {
-						resource: 'workflow',
-						operation: 'get',
-						workflowId: env.sandbox.defaultWorkflowId,
-					},
-					credentials: env.credentials,
-					credentialReadMs: 50,
-				}),
+				getWorkflow(env.sandbox.defaultWorkflowId, { credentialReadMs: 50 }),
 			),
 		);
 		expect(results.filter((result) => result.error)).toEqual([]);
