@@ -7,7 +7,7 @@ import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { COPIES_KEY } from '../../nodes/shared/cursorStore';
+import { COPIES_KEY } from '../../nodes/shared/eventCursor';
 import type { EventInput, RequestLogEntry, Sandbox } from '../../sandbox/src';
 import { seededRandom } from '../../sandbox/src/ids';
 import { pollTrigger } from './n8n';
@@ -77,11 +77,11 @@ export class TriggerHost {
 	 */
 	memory(): { ids: number; bytes: number } {
 		const node = deepCopy(this.nodeState() ?? {}) as {
-			eventCursor?: { seen?: Record<string, number> };
+			eventCursor?: { listed?: Record<string, number> };
 		};
 		const copies = deepCopy((this.live.global as IDataObject | undefined)?.[COPIES_KEY] ?? {});
 		return {
-			ids: Object.keys(node.eventCursor?.seen ?? {}).length,
+			ids: Object.keys(node.eventCursor?.listed ?? {}).length,
 			bytes: JSON.stringify(node).length + JSON.stringify(copies).length,
 		};
 	}
