@@ -1,5 +1,5 @@
 /**
- * Reading the event list after a cursor (`eventCursor.ts`), for both triggers: the events to emit
+ * Reading the event list after a cursor (`eventCursor.ts`) for both triggers: the events to emit
  * and the cursor's next state, through a page reader (`eventList.ts`'s `readEventPage` in n8n).
  * Nothing here writes static data: the caller stores the cursor with the events it emits, or not.
  */
@@ -11,7 +11,6 @@ import {
 	createdOnMs,
 	frontier,
 	isDone,
-	listedIds,
 	moveAfter,
 	oldestKnownMs,
 	startingAfter,
@@ -23,35 +22,27 @@ import { MAX_PAGE_SIZE } from './transport/responses';
 
 export type PageReader = (query: EventQuery) => Promise<EventPage>;
 
-/** The overlap window both triggers use unless told otherwise: how late an event may be listed and still come out. */
+/** How late an event may be listed and still come out, unless the user sets it (polling trigger). */
 export const DEFAULT_OVERLAP_MINUTES = 5;
 /** Near the end of the API's 7 days, events leaving the list move positions: nothing is counted there. */
 const COUNTABLE_MS = (7 * 24 - 1) * 60 * 60 * 1000;
 
+/** A read lists at most `maxEvents` (the rest comes with the next) and asks for no page after `until` (local ms); with `recheck` it goes over what was read before, for events committed late (every poll does). */
 export interface ReadOptions {
 	filter: EventFilter;
 	overlapMs: number;
-	/** At most this many events listed by one read; the rest comes with the next one. */
 	maxEvents: number;
-	/** Local time after which no further page is requested (the first always is). */
 	until: number;
-	/** Go over what was read before, for events committed late (a poll always does). */
 	recheck: boolean;
 }
 
+/** New events of the chosen types, lowest id first, with the cursor to store with them (or not at all); whether the read reached the end of the list; the newest API time it saw (NaN: none); a failure after what was read before it. */
 export interface CursorRead {
-	/** New events of the chosen types, lowest id first. */
 	events: IDataObject[];
-	/** Store it together with `events`, or not at all. */
 	cursor: EventCursor;
-	/** Every id this read saw listed. */
-	listed: Set<string>;
-	/** It reached the end of the list. */
 	complete: boolean;
 	requests: number;
-	/** The newest API time it saw (ms; NaN without a `Date` header or an event). */
 	apiTimeMs: number;
-	/** A request failed; what was read before it is in `events` and `cursor`. */
 	failure?: Error;
 }
 
@@ -59,18 +50,16 @@ const idOf = (event: IDataObject) => String(event.id).toLowerCase();
 
 /** A lower bound of the API's clock when it answered: its `Date` (less the round trip), or the newest event listed. */
 export function timeOf(page: EventPage): number {
-	let ms = Number.isFinite(page.apiTimeMs) ? page.apiTimeMs : -Infinity;
-	for (const event of page.events) ms = Math.max(ms, createdOnMs(event) ?? -Infinity);
-	return Number.isFinite(ms) ? ms : NaN;
+	const times = [page.apiTimeMs, ...page.events.map(createdOnMs)].filter(Number.isFinite);
+	return times.length > 0 ? Math.max(...(times as number[])) : NaN;
 }
 
 /**
- * Counting instead of reading: page P (of 100) after `after` holds the listed ids at its
- * positions exactly when nothing entered before them (events are only added). Returns how many
- * of `ids` are in place up to page P's end, given the pages before it are.
+ * Counting instead of reading: page P (of 100) after `after` holds the listed ids at its positions
+ * exactly when nothing entered before them (events are only added). How many of `ids` are in place
+ * up to its end, given the pages before are; a page past the end may be refused: none there.
  */
 async function inPlace(ask: PageReader, after: string | null, ids: string[], page: number) {
-	// A page past the end (fewer events than listed: another list than before) may be refused.
 	const answer = await ask({ after, page }).catch((error: { httpCode?: string }) => {
 		if (error.httpCode !== '400' && error.httpCode !== '404') throw error;
 		return { events: [], count: 0, pages: 0, listed: 0, full: false, apiTimeMs: NaN };
@@ -82,67 +71,41 @@ async function inPlace(ask: PageReader, after: string | null, ids: string[], pag
 	return { answer, count };
 }
 
-/** The last listed id before which nothing entered (null: `after`): a binary search over the pages below `pages`, whose last is not all in place. */
-async function lastInPlace(
-	ask: PageReader,
-	after: string | null,
-	ids: string[],
-	last: { page: number; count: number },
-): Promise<string | null> {
-	let firstOff = last.count;
-	for (let low = 1, high = last.page; low < high; ) {
-		const middle = Math.floor((low + high) / 2);
-		const { count } = await inPlace(ask, after, ids, middle);
-		if (count === middle * MAX_PAGE_SIZE) low = middle + 1;
-		else [high, firstOff] = [middle, count];
-	}
-	return firstOff > 0 ? ids[firstOff - 1] : after;
-}
-
 /**
- * The events after the cursor that are not done, and its next state. With `recheck` it also
- * goes over the stretch read before, for events committed late, counting first: one request
- * when nothing entered it. New events come first (a trigger catching up emits new events every
- * read, late ones once it has caught up). Pages by key: each asks for what follows the last id
- * read, so events that commit or expire meanwhile neither hide one nor list one twice.
+ * The events after the cursor that are not done, and its next state. With `recheck` it also goes
+ * over what was read before (events committed late), counting first: one request when nothing
+ * entered, a binary search for where something did. New events come first, so a trigger catching
+ * up emits some every read. Pages by key (each after the last id read): events that commit or
+ * expire meanwhile neither hide one nor list one twice.
  */
 export async function readEvents(
 	read: PageReader,
 	cursor: EventCursor,
 	options: ReadOptions,
 ): Promise<CursorRead> {
-	const result: CursorRead = {
-		events: [],
-		cursor,
-		listed: new Set(),
-		complete: false,
-		requests: 0,
-		apiTimeMs: NaN,
-	};
+	const result: CursorRead = { events: [], cursor, complete: false, requests: 0, apiTimeMs: NaN };
+	let listed = 0;
 	const ask: PageReader = async (query) => {
 		const page = await read(query);
 		result.requests++;
 		const ms = timeOf(page);
-		if (!(ms <= result.apiTimeMs)) result.apiTimeMs = ms;
+		if (Number.isFinite(ms) && !(result.apiTimeMs >= ms)) result.apiTimeMs = ms;
 		return page;
 	};
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
-	/** Reads from `from` to the end or the limits; with `sinceMs` (everything up to `from` was in place then), moves `after` over what it read. */
+	/** Reads on from `from`; with `sinceMs` (all up to `from` was in place then) `after` moves over it. */
 	const forward = async (from: string | null, sinceMs = NaN): Promise<boolean> => {
-		let after = from;
-		let complete = false;
+		let [after, complete] = [from, false];
 		try {
 			for (let pages = 0; !complete; pages++) {
-				const room = options.maxEvents - result.listed.size;
+				const room = options.maxEvents - listed;
 				if (room <= 0 || (result.requests > 0 && Date.now() >= options.until)) break;
 				const page = await ask({ after, page: 1, pageSize: Math.min(MAX_PAGE_SIZE, room) });
-				if (pages === 0 && !Number.isFinite(sinceMs) && from === cursor.after && options.recheck)
-					sinceMs = timeOf(page);
+				if (pages === 0 && from === cursor.after && Number.isNaN(sinceMs)) sinceMs = timeOf(page);
 				for (const event of page.events) {
 					const id = idOf(event);
 					if (after !== null && compareIds(id, after) <= 0) continue;
-					result.listed.add(id);
-					after = id;
+					[after, listed] = [id, listed + 1];
 					if (isDone(next, id)) continue;
 					next.listed[id] = createdOnMs(event);
 					if (matches(options.filter, event)) result.events.push(event);
@@ -150,13 +113,13 @@ export async function readEvents(
 				complete = page.events.length === 0 || !(page.full || page.count > page.listed);
 			}
 		} finally {
-			if (Number.isFinite(sinceMs) && (complete || after !== from))
+			if (!Number.isNaN(sinceMs) && (complete || after !== from))
 				next = moveAfter(next, complete ? null : after, sinceMs, options.overlapMs);
 		}
 		return complete;
 	};
 	try {
-		const ids = listedIds(cursor);
+		const ids = Object.keys(cursor.listed).sort();
 		const newest = frontier(cursor);
 		if (!options.recheck) result.complete = await forward(newest);
 		else if (ids.length < MAX_PAGE_SIZE) result.complete = await forward(cursor.after);
@@ -164,15 +127,21 @@ export async function readEvents(
 			const pages = Math.ceil(ids.length / MAX_PAGE_SIZE);
 			const last = await inPlace(ask, cursor.after, ids, pages);
 			const sinceMs = timeOf(last.answer);
-			if (!(oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS))
-				// Near the end of the 7 days, events leaving the list move positions too: read it all again.
-				result.complete = (await forward(newest)) && (await forward(cursor.after, sinceMs));
-			else if (last.count === ids.length) {
+			const countable = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS;
+			if (countable && last.count === ids.length) {
 				next = moveAfter(next, null, sinceMs, options.overlapMs);
 				result.complete = last.answer.count === ids.length || (await forward(newest, sinceMs));
 			} else {
 				const caughtUp = await forward(newest);
-				const upTo = await lastInPlace(ask, cursor.after, ids, { page: pages, ...last });
+				// The first page not all in place holds the first place something entered.
+				let firstOff = countable ? last.count : 0;
+				for (let low = 1, high = countable ? pages : 1; low < high; ) {
+					const middle = Math.floor((low + high) / 2);
+					const { count } = await inPlace(ask, cursor.after, ids, middle);
+					if (count === middle * MAX_PAGE_SIZE) low = middle + 1;
+					else [high, firstOff] = [middle, count];
+				}
+				const upTo = firstOff > 0 ? ids[firstOff - 1] : cursor.after;
 				next = moveAfter(next, upTo, sinceMs, options.overlapMs);
 				result.complete = caughtUp && (await forward(upTo, sinceMs));
 			}
@@ -185,63 +154,49 @@ export async function readEvents(
 	return result;
 }
 
-/**
- * A cursor that starts from now: the newest page (page 1 tells how many there are) taken as done,
- * so only later events, and late ones among them, come out. Events leaving the 7 days while it
- * reads shrink the list: the last page is asked for again, a few times at most.
- */
-export async function anchorAtNewest(read: PageReader, overlapMs: number): Promise<EventCursor> {
+/** The list's newest page and its number (page 1 tells how many); an empty last page (the list shrank as events left the 7 days) is asked for again. */
+async function newestPage(read: PageReader): Promise<{ page: EventPage; number: number }> {
 	let number = 1;
-	let page = await read({ page: number });
-	for (let tries = 0; ; tries++) {
-		// Page 1 is the newest only when it is the last; a later one asked for as the last one is.
-		const found =
-			page.events.length > 0 ? number > 1 || page.pages <= 1 : page.count === 0 || number === 1;
-		if (found) break;
-		if (tries === 3)
-			throw new Error(
-				'The event list kept changing while the trigger looked for its newest events; the next poll tries again',
-			);
+	let page = await read({ page: 1 });
+	for (let tries = 0; number < page.pages || (!page.events.length && page.count > 0); tries++) {
+		if (tries === 3) throw new Error('The event list kept changing while the newest page was read');
 		number = Math.max(page.pages, 1);
 		page = await read({ page: number });
+		if (page.events.length > 0) break; // the last page; events listed since are new ones
 	}
+	return { page, number };
+}
+
+/** A cursor that starts from now: the newest page taken as done, so only later events, and late ones among them, come out. */
+export async function anchorAtNewest(read: PageReader, overlapMs: number): Promise<EventCursor> {
+	const { page } = await newestPage(read);
 	const [oldest, ...rest] = [...page.events].sort((a, b) => compareIds(idOf(a), idOf(b)));
-	if (!oldest) return startingAfter(null);
-	return moveAfter(startingAfter(oldest, rest), null, timeOf(page), overlapMs);
+	return oldest
+		? moveAfter(startingAfter(oldest, rest), null, timeOf(page), overlapMs)
+		: startingAfter(null);
 }
 
 /**
  * A cursor at the newest event created before (the API's now − `lookBackMs`), so the next read
- * emits every event created since: a binary search over the pages, then on by key to the exact
- * place (which also corrects a search that pages moving under it sent too low). With `since`
- * (local time), the look-back counts from then.
+ * emits every event created since: the newest page, else a binary search over the others, then on
+ * by key to the exact place.
  */
-export async function startBefore(
-	read: PageReader,
-	lookBackMs: number,
-	since = Date.now(),
-): Promise<EventCursor> {
-	const first = await read({ page: 1 });
-	let apiNow = first.apiTimeMs;
-	if (!Number.isFinite(apiNow)) apiNow = timeOf(await read({ page: Math.max(first.pages, 1) }));
-	const startMs = apiNow - Math.max(0, Date.now() - since) - lookBackMs;
+export async function startBefore(read: PageReader, lookBackMs: number): Promise<EventCursor> {
+	const newest = await newestPage(read);
+	const startMs = timeOf(newest.page) - lookBackMs;
 	const before = (event?: IDataObject) => !!event && (createdOnMs(event) ?? Infinity) < startMs;
-	if (!before(first.events[0])) return startingAfter(null);
-	let low = 1;
-	let high = Math.max(first.pages, 1);
-	let page = first;
-	while (low < high) {
+	// The last page whose first event was created before the start: the start lies in it.
+	let page = newest.page;
+	for (let low = 1, high = newest.number - 1; !before(newest.page.events[0]) && low <= high; ) {
 		const middle = Math.ceil((low + high) / 2);
 		const candidate = await read({ page: middle });
-		if (before(candidate.events[0])) [low, page] = [middle, candidate];
+		if (before(candidate.events[0])) [page, low] = [candidate, middle + 1];
 		else high = middle - 1;
 	}
-	let start = page.events.filter((event) => before(event)).pop()!;
-	for (let pages = 0; pages < 20; pages++) {
-		const after = await read({ after: idOf(start) });
-		const older = after.events.filter((event) => before(event));
-		if (older.length > 0) start = older[older.length - 1];
-		if (older.length < after.events.length || !after.full) break;
+	let start = page.events.filter((event) => before(event)).pop();
+	for (let pages = 0; start && pages < 20 && start === page.events.at(-1); pages++) {
+		page = await read({ after: idOf(start) });
+		start = page.events.filter((event) => before(event)).pop() ?? start;
 	}
-	return startingAfter(start);
+	return startingAfter(start ?? null);
 }

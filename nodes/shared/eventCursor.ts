@@ -1,21 +1,18 @@
 /**
- * The cursor both triggers keep on the API's event list, and where it is kept. Pure: the reads
- * are `cursorRead.ts`.
+ * The cursor both triggers keep on the API's event list, and where it is kept; pure (the reads:
+ * `cursorRead.ts`). Event ids reflect creation time, not commit time (api-spec, "List events"),
+ * so an event can be listed later with a lower id than one already read: the recent past is gone
+ * over again and de-duplicated. The cursor is two things a person can check by eye:
  *
- * Event ids reflect creation time, not commit time (api-spec, "List events"): an event can be
- * listed later with a lower id than one already read, so the recent past is read again and
- * de-duplicated. The cursor is two things a person can check by eye:
+ * - `after`: every event with an id at or below it is done (emitted, or not of the chosen types);
+ * - `listed`: every event the API listed after `after` (all types), each done, with `createdOn`.
  *
- * - `after`: every event with an id at or below it is done: emitted, or not of the chosen types.
- * - `listed`: every event the API has listed after `after` (all types), each done, with its
- *   `createdOn`. Events are only ever added to the list within its 7 days, so what the API lists
- *   after `after` now is `listed` plus what has entered since: counting tells whether anything did.
- *
- * `after` moves on only over a stretch read in one go, from `after`, starting at API time S (a
- * lower bound of the API's clock when it answered the first page): every event created before
- * S − overlap had been committed by then, so it was listed. `after` becomes the newest listed
- * event of that stretch created before S − overlap (`moveAfter`), and what lies at or below it
- * is forgotten. So `listed` holds the events of about one overlap window and one read.
+ * Events are only added to the list within its 7 days, so what the API lists after `after` now is
+ * `listed` plus what entered since: counting tells whether anything did. `after` moves only over a
+ * stretch read in one go from it, starting at API time S (a lower bound of the API's clock when it
+ * answered the first page): every event created before S − overlap was committed by then, so it
+ * was listed. `after` becomes the newest listed event of that stretch created before S − overlap
+ * (`moveAfter`); what lies at or below it is forgotten. `listed` holds about one overlap window.
  */
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
@@ -25,19 +22,17 @@ export interface EventCursor {
 	after: string | null;
 	/** `createdOn` of the `after` event (ms), to tell when it has left the API's 7 days. */
 	afterCreatedOnMs: number | null;
-	/** Event id → its `createdOn` in ms (null when the API sent none readable). */
+	/** Event id → its `createdOn` in ms (null when unreadable). */
 	listed: Record<string, number | null>;
 }
 
-/** A cursor as kept in static data: whose it is, how often saved, and (webhook) delivered ids not done yet. */
+/** As kept in static data: whose it is, how often saved (`seq`), under which node name, and (webhook) delivered ids not done yet → delivery time. */
 export interface StoredCursor extends EventCursor {
 	v: 2;
 	workflowId?: string;
 	nodeId: string;
-	/** The node's name when it was saved: tells a copy written after a rename from the state under this name. */
 	nodeName: string;
 	seq: number;
-	/** Webhook trigger: delivered ids not listed yet → when they were delivered (local ms). */
 	owed?: Record<string, number>;
 }
 
@@ -47,9 +42,7 @@ export const COPIES_KEY = 'documentWorkflowTriggerCursors';
 const MAX_COPIES = 10;
 
 /** Ids compare as the API compares them for `after`: as lower-case text (time-ordered UUIDs). */
-export function compareIds(a: string, b: string): number {
-	return a < b ? -1 : a > b ? 1 : 0;
-}
+export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 export function createdOnMs(event: IDataObject): number | null {
 	const ms = Date.parse(String(event.createdOn));
@@ -57,44 +50,33 @@ export function createdOnMs(event: IDataObject): number | null {
 }
 
 export function startingAfter(event: IDataObject | null, listed: IDataObject[] = []): EventCursor {
-	const cursor: EventCursor = {
+	const entries = listed.map((entry) => [String(entry.id).toLowerCase(), createdOnMs(entry)]);
+	return {
 		after: event ? String(event.id).toLowerCase() : null,
 		afterCreatedOnMs: event ? createdOnMs(event) : null,
-		listed: {},
+		listed: Object.fromEntries(entries) as EventCursor['listed'],
 	};
-	for (const entry of listed) cursor.listed[String(entry.id).toLowerCase()] = createdOnMs(entry);
-	return cursor;
 }
 
-/** The listed ids in id order. */
-export function listedIds(cursor: EventCursor): string[] {
-	return Object.keys(cursor.listed).sort(compareIds);
-}
-
-/** The newest id the cursor knows (where reading new events goes on), or `after`. */
+/** The newest id the cursor knows (where new events follow), or `after`. */
 export function frontier(cursor: EventCursor): string | null {
 	let newest = cursor.after;
 	for (const id in cursor.listed) if (newest === null || compareIds(id, newest) > 0) newest = id;
 	return newest;
 }
 
-/** The `createdOn` of the oldest event the cursor knows (`after`, else the oldest listed one); NaN: none. */
+/** The `createdOn` of the oldest event the cursor knows (`after`, else the oldest listed); NaN: none. */
 export function oldestKnownMs(cursor: EventCursor): number {
 	if (cursor.afterCreatedOnMs !== null) return cursor.afterCreatedOnMs;
-	let oldest = Infinity;
-	for (const ms of Object.values(cursor.listed)) if (ms !== null && ms < oldest) oldest = ms;
+	const times = Object.values(cursor.listed).filter((ms) => ms !== null) as number[];
+	const oldest = times.reduce((min, ms) => Math.min(min, ms), Infinity);
 	return oldest === Infinity ? NaN : oldest;
 }
 
-/** True when the event is done: at or below `after`, or listed before. */
-export function isDone(cursor: EventCursor, id: string): boolean {
-	return (cursor.after !== null && compareIds(id, cursor.after) <= 0) || id in cursor.listed;
-}
+export const isDone = (cursor: EventCursor, id: string): boolean =>
+	(cursor.after !== null && compareIds(id, cursor.after) <= 0) || id in cursor.listed;
 
-/**
- * Moves `after` to the newest listed event up to `upTo` (inclusive; null: all) created before
- * `sinceMs` − `overlapMs`, where (`after`, `upTo`] was read in one go starting at API time `sinceMs`.
- */
+/** Moves `after` over (`after`, `upTo`] (null: all listed), read in one go from API time `sinceMs` on. */
 export function moveAfter(
 	cursor: EventCursor,
 	upTo: string | null,
@@ -103,24 +85,17 @@ export function moveAfter(
 ): EventCursor {
 	let { after, afterCreatedOnMs } = cursor;
 	for (const [id, created] of Object.entries(cursor.listed))
-		if (
-			created !== null &&
-			created < sinceMs - overlapMs &&
-			(upTo === null || compareIds(id, upTo) <= 0) &&
-			(after === null || compareIds(id, after) > 0)
-		)
-			[after, afterCreatedOnMs] = [id, created];
+		if (created !== null && created < sinceMs - overlapMs && (upTo === null || id <= upTo))
+			if (after === null || id > after) [after, afterCreatedOnMs] = [id, created];
 	if (after === cursor.after) return cursor;
-	const listed: EventCursor['listed'] = {};
-	for (const [id, created] of Object.entries(cursor.listed))
-		if (compareIds(id, after!) > 0) listed[id] = created;
-	return { after, afterCreatedOnMs, listed };
+	const listed = Object.entries(cursor.listed).filter(([id]) => id > after!);
+	return { after, afterCreatedOnMs, listed: Object.fromEntries(listed) };
 }
 
 /** Two copies of one trigger's cursor (another process's, or an older one) as one: neither's events come out again. */
 export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
 	const [ahead, other] =
-		a.after === null || (b.after !== null && compareIds(b.after, a.after) > 0) ? [b, a] : [a, b];
+		a.after === null || (b.after !== null && b.after > a.after) ? [b, a] : [a, b];
 	const listed = { ...ahead.listed };
 	for (const [id, created] of Object.entries(other.listed))
 		if (!isDone(ahead, id)) listed[id] = created;
@@ -133,58 +108,41 @@ export type CursorContext = Pick<
 	'getWorkflowStaticData' | 'getNode' | 'getWorkflow'
 >;
 
-function parse(raw: unknown): StoredCursor | undefined {
-	if (!isObject(raw) || raw.v !== 2 || !isObject(raw.listed) || typeof raw.nodeId !== 'string')
-		return undefined;
-	return JSON.parse(JSON.stringify(raw)) as StoredCursor;
-}
-
 /**
- * The node's cursor, undefined when it has none (it starts afresh). n8n keeps a node's static data
- * under its name (its id with durable poll cursors, which commit it with the execution); the copy
- * by node id in the workflow's static data is saved with it in the default mode, and earlier than
- * it with durable cursors. So the copy stands in only where n8n lost the node's own: none under
- * this name (a rename), or one saved under this name before a rename away and back (the copy was
- * saved under the other name since). A cursor of another node or workflow is never taken.
+ * The node's cursor; undefined when it has none (it starts afresh). n8n keeps a node's static data
+ * under its name (by node id with durable poll cursors, committed with the execution); the copy by
+ * node id in the workflow's static data is saved with it in the default mode, and before it with
+ * durable cursors. So the copy stands in only where n8n lost the node's own: none under this name
+ * (renamed), or one saved under this name before a rename away and back (the copy, saved since
+ * under the other name, is newer). Another node's or workflow's cursor is never taken.
  */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const { id: nodeId, name } = ctx.getNode();
-	const workflowId = ctx.getWorkflow().id;
-	const ours = (stored?: StoredCursor) =>
-		stored && stored.nodeId === nodeId && stored.workflowId === workflowId ? stored : undefined;
-	const own = ours(parse(ctx.getWorkflowStaticData('node')[CURSOR_KEY]));
+	const ours = (raw: unknown) =>
+		isObject(raw) && raw.v === 2 && raw.nodeId === nodeId && raw.workflowId === ctx.getWorkflow().id
+			? (JSON.parse(JSON.stringify(raw)) as StoredCursor)
+			: undefined;
+	const own = ours(ctx.getWorkflowStaticData('node')[CURSOR_KEY]);
 	const copies = ctx.getWorkflowStaticData('global')[COPIES_KEY];
-	const copy = ours(parse(isObject(copies) ? copies[nodeId] : undefined));
-	if (!own) return copy;
-	const renamedBack = copy && own.nodeName === name && copy.nodeName !== name && copy.seq > own.seq;
-	return renamedBack ? copy : own;
+	const copy = ours(isObject(copies) ? copies[nodeId] : undefined);
+	const renamedBack = own && copy && own.nodeName === name && copy.nodeName !== name;
+	return !own || (renamedBack && copy.seq > own.seq) ? copy : own;
 }
 
 /** Saves the cursor under the node and its copy by node id (one top-level assignment each, so n8n notices). */
 export function storeCursor(
 	ctx: CursorContext,
-	cursor: EventCursor,
+	{ after, afterCreatedOnMs, listed }: EventCursor,
 	previous?: StoredCursor,
-	owed?: Record<string, number>,
-): StoredCursor {
+	owed: Record<string, number> = {},
+): void {
 	const { id: nodeId, name: nodeName } = ctx.getNode();
-	const stored: StoredCursor = {
-		v: 2,
-		workflowId: ctx.getWorkflow().id,
-		nodeId,
-		nodeName,
-		seq: (previous?.seq ?? 0) + 1,
-		after: cursor.after,
-		afterCreatedOnMs: cursor.afterCreatedOnMs,
-		listed: cursor.listed,
-		...(owed && Object.keys(owed).length > 0 ? { owed } : {}),
-	};
+	const whose = { v: 2, workflowId: ctx.getWorkflow().id, nodeId, nodeName };
+	const stored = { ...whose, seq: (previous?.seq ?? 0) + 1, after, afterCreatedOnMs, listed, owed };
 	const global = ctx.getWorkflowStaticData('global');
-	const copies = isObject(global[COPIES_KEY]) ? { ...(global[COPIES_KEY] as IDataObject) } : {};
-	delete copies[nodeId];
+	const copies = Object.entries(isObject(global[COPIES_KEY]) ? global[COPIES_KEY] : {});
 	// The triggers saved most recently keep their copies; a deleted trigger's goes in time.
-	const kept = Object.entries(copies).slice(-(MAX_COPIES - 1));
+	const kept = copies.filter(([id]) => id !== nodeId).slice(-(MAX_COPIES - 1));
 	ctx.getWorkflowStaticData('node')[CURSOR_KEY] = JSON.parse(JSON.stringify(stored));
 	global[COPIES_KEY] = JSON.parse(JSON.stringify(Object.fromEntries([...kept, [nodeId, stored]])));
-	return stored;
 }
