@@ -36,7 +36,7 @@ export interface ReadOptions {
 	recheck: boolean;
 }
 
-/** New events of the chosen types, lowest id first, with the cursor to store with them (or not at all); whether the read reached the end of the list; the newest API time it saw (NaN: none); a failure after what was read before it. */
+/** New events of the chosen types, lowest id first, with the cursor to store with them (or not at all); whether the read reached the end of the list; the newest API time it saw (-Infinity: none); a failure after what was read before it. */
 export interface CursorRead {
 	events: IDataObject[];
 	cursor: EventCursor;
@@ -54,16 +54,21 @@ export function timeOf(page: EventPage): number {
 	return times.length > 0 ? Math.max(...(times as number[])) : NaN;
 }
 
-/**
- * Counting instead of reading: page P (of 100) after `after` holds the listed ids at its positions
- * exactly when nothing entered before them (events are only added). How many of `ids` are in place
- * up to its end, given the pages before are; a page past the end may be refused: none there.
- */
-async function inPlace(ask: PageReader, after: string | null, ids: string[], page: number) {
-	const answer = await ask({ after, page }).catch((error: { httpCode?: string }) => {
+/** A page; one past the end of the list may be refused (400, 404): then an empty one. */
+async function pageOrNone(read: PageReader, query: EventQuery): Promise<EventPage> {
+	return await read(query).catch((error: { httpCode?: string }) => {
 		if (error.httpCode !== '400' && error.httpCode !== '404') throw error;
 		return { events: [], count: 0, pages: 0, listed: 0, full: false, apiTimeMs: NaN };
 	});
+}
+
+/**
+ * Counting instead of reading: page P (of 100) after `after` holds the listed ids at its positions
+ * exactly when nothing entered before them (events are only added). How many of `ids` are in
+ * place up to its end, given the pages before are.
+ */
+async function inPlace(ask: PageReader, after: string | null, ids: string[], page: number) {
+	const answer = await pageOrNone(ask, { after, page });
 	let count = (page - 1) * MAX_PAGE_SIZE;
 	for (const event of answer.events)
 		if (count < ids.length && idOf(event) === ids[count]) count++;
@@ -83,23 +88,23 @@ export async function readEvents(
 	cursor: EventCursor,
 	options: ReadOptions,
 ): Promise<CursorRead> {
-	const result: CursorRead = { events: [], cursor, complete: false, requests: 0, apiTimeMs: NaN };
-	let listed = 0;
+	const events: IDataObject[] = [];
+	let [requests, apiTimeMs, listed, complete] = [0, -Infinity, 0, false];
+	let failure: Error | undefined;
 	const ask: PageReader = async (query) => {
+		requests++;
 		const page = await read(query);
-		result.requests++;
-		const ms = timeOf(page);
-		if (Number.isFinite(ms) && !(result.apiTimeMs >= ms)) result.apiTimeMs = ms;
+		apiTimeMs = Math.max(apiTimeMs, timeOf(page) || -Infinity);
 		return page;
 	};
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
 	/** Reads on from `from`; with `sinceMs` (all up to `from` was in place then) `after` moves over it. */
 	const forward = async (from: string | null, sinceMs = NaN): Promise<boolean> => {
-		let [after, complete] = [from, false];
+		let [after, done] = [from, false];
 		try {
-			for (let pages = 0; !complete; pages++) {
+			for (let pages = 0; !done; pages++) {
 				const room = options.maxEvents - listed;
-				if (room <= 0 || (result.requests > 0 && Date.now() >= options.until)) break;
+				if (room <= 0 || (requests > 0 && Date.now() >= options.until)) break;
 				const page = await ask({ after, page: 1, pageSize: Math.min(MAX_PAGE_SIZE, room) });
 				if (pages === 0 && from === cursor.after && Number.isNaN(sinceMs)) sinceMs = timeOf(page);
 				for (const event of page.events) {
@@ -108,21 +113,21 @@ export async function readEvents(
 					[after, listed] = [id, listed + 1];
 					if (isDone(next, id)) continue;
 					next.listed[id] = createdOnMs(event);
-					if (matches(options.filter, event)) result.events.push(event);
+					if (matches(options.filter, event)) events.push(event);
 				}
-				complete = page.events.length === 0 || !(page.full || page.count > page.listed);
+				done = page.events.length === 0 || !(page.full || page.count > page.listed);
 			}
 		} finally {
-			if (!Number.isNaN(sinceMs) && (complete || after !== from))
-				next = moveAfter(next, complete ? null : after, sinceMs, options.overlapMs);
+			if (!Number.isNaN(sinceMs) && (done || after !== from))
+				next = moveAfter(next, done ? null : after, sinceMs, options.overlapMs);
 		}
-		return complete;
+		return done;
 	};
 	try {
 		const ids = Object.keys(cursor.listed).sort();
 		const newest = frontier(cursor);
-		if (!options.recheck) result.complete = await forward(newest);
-		else if (ids.length < MAX_PAGE_SIZE) result.complete = await forward(cursor.after);
+		if (!options.recheck) complete = await forward(newest);
+		else if (ids.length < MAX_PAGE_SIZE) complete = await forward(cursor.after);
 		else {
 			const pages = Math.ceil(ids.length / MAX_PAGE_SIZE);
 			const last = await inPlace(ask, cursor.after, ids, pages);
@@ -130,7 +135,7 @@ export async function readEvents(
 			const countable = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS;
 			if (countable && last.count === ids.length) {
 				next = moveAfter(next, null, sinceMs, options.overlapMs);
-				result.complete = last.answer.count === ids.length || (await forward(newest, sinceMs));
+				complete = last.answer.count === ids.length || (await forward(newest, sinceMs));
 			} else {
 				const caughtUp = await forward(newest);
 				// The first page not all in place holds the first place something entered.
@@ -143,28 +148,27 @@ export async function readEvents(
 				}
 				const upTo = firstOff > 0 ? ids[firstOff - 1] : cursor.after;
 				next = moveAfter(next, upTo, sinceMs, options.overlapMs);
-				result.complete = caughtUp && (await forward(upTo, sinceMs));
+				complete = caughtUp && (await forward(upTo, sinceMs));
 			}
 		}
 	} catch (error) {
-		result.failure = error as Error;
+		failure = error as Error;
 	}
-	result.cursor = next;
-	result.events.sort((a, b) => compareIds(idOf(a), idOf(b)));
-	return result;
+	events.sort((a, b) => compareIds(idOf(a), idOf(b)));
+	return { events, cursor: next, complete, requests, apiTimeMs, failure };
 }
 
-/** The list's newest page and its number (page 1 tells how many); an empty last page (the list shrank as events left the 7 days) is asked for again. */
+/** The list's newest page and its number (page 1 tells how many); asked for again when the list shrank meanwhile (events left the 7 days). */
 async function newestPage(read: PageReader): Promise<{ page: EventPage; number: number }> {
-	let number = 1;
 	let page = await read({ page: 1 });
-	for (let tries = 0; number < page.pages || (!page.events.length && page.count > 0); tries++) {
+	for (let tries = 0; page.pages > 1 || (!page.events.length && page.count > 0); tries++) {
 		if (tries === 3) throw new Error('The event list kept changing while the newest page was read');
-		number = Math.max(page.pages, 1);
-		page = await read({ page: number });
-		if (page.events.length > 0) break; // the last page; events listed since are new ones
+		const last = await pageOrNone(read, { page: page.pages });
+		// Events listed since are new ones; an empty or refused page: the list shrank, page 1 says how.
+		if (last.events.length > 0) return { page: last, number: page.pages };
+		page = await read({ page: 1 });
 	}
-	return { page, number };
+	return { page, number: 1 };
 }
 
 /** A cursor that starts from now: the newest page taken as done, so only later events, and late ones among them, come out. */

@@ -94,8 +94,7 @@ export function moveAfter(
 
 /** Two copies of one trigger's cursor (another process's, or an older one) as one: neither's events come out again. */
 export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
-	const [ahead, other] =
-		a.after === null || (b.after !== null && b.after > a.after) ? [b, a] : [a, b];
+	const [ahead, other] = (b.after ?? '') > (a.after ?? '') ? [b, a] : [a, b];
 	const listed = { ...ahead.listed };
 	for (const [id, created] of Object.entries(other.listed))
 		if (!isDone(ahead, id)) listed[id] = created;
@@ -103,10 +102,7 @@ export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
 }
 
 /** What the store needs of n8n's context: every trigger context has it (poll, webhook, activation hook). */
-export type CursorContext = Pick<
-	IPollFunctions,
-	'getWorkflowStaticData' | 'getNode' | 'getWorkflow'
->;
+type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkflowStaticData'>;
 
 /**
  * The node's cursor; undefined when it has none (it starts afresh). n8n keeps a node's static data
