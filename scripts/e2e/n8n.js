@@ -14,7 +14,7 @@ const net = require('node:net');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { checkInstall, ensureInstall, installInfo } = require('./n8n-install');
-const { N8N_BROKER_DEFAULT_PORT, PORTS } = require('./ports');
+const { N8N_BROKER_DEFAULT_PORT, PORTS, withPortOffset } = require('./ports');
 const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -217,7 +217,7 @@ class N8nInstance {
 		this.info = versionInfo(opts.major || '2');
 		this.userFolder = path.resolve(opts.userFolder);
 		// E2E_PORT_OFFSET moves every instance of a run, so two checkouts can run their suites side by side.
-		this.port = (opts.port || PORTS.dev) + Number(process.env.E2E_PORT_OFFSET || 0);
+		this.port = withPortOffset(opts.port || PORTS.dev);
 		if (this.port === N8N_BROKER_DEFAULT_PORT)
 			throw new Error(`port ${this.port} is the n8n task broker port; choose another`);
 		if (FETCH_BAD_PORTS.has(this.port)) {
