@@ -128,7 +128,7 @@ class TestItemsNode implements INodeType {
 }
 
 /** What n8n's node loader adds to every polling node (n8n-core's `commonPollingParameters`, not exported): Poll Times. */
-function withPollTimes<T extends INodeType>(nodeType: T): T {
+export function withPollTimes<T extends INodeType>(nodeType: T): T {
 	nodeType.description.properties.unshift({
 		displayName: 'Poll Times',
 		name: 'pollTimes',

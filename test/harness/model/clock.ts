@@ -1,0 +1,88 @@
+/**
+ * The clock the model controls: jest's modern fake timers (`Date`, `setTimeout`, `setInterval`),
+ * which n8n-workflow's `sleep` and every wait of the nodes use, so the node code runs unchanged.
+ * `setImmediate`, `process.nextTick` and `queueMicrotask` stay real: promise chains run at once,
+ * and `flush()` lets everything not waiting on a timer finish.
+ */
+
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
+
+/** Warnings and errors the nodes logged through n8n's logger in the current history. */
+export const logged: string[] = [];
+
+/**
+ * Call once per test file (`beforeAll`), before anything starts a timer: the fake clock, and
+ * n8n's logger kept quiet. Every n8n log call captures a stack (`callsites`) and the harness's
+ * journal writes it to a file; over thousands of histories that is most of the time, and the
+ * model's key is a dummy that is never a secret. Warnings and errors are kept in `logged`.
+ * Returns what undoes both (`afterAll`).
+ */
+export function useModelClock(): () => void {
+	jest.useFakeTimers({
+		doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'performance', 'hrtime'],
+	});
+	const logger = Container.get(Logger);
+	const spies = [
+		jest.spyOn(logger, 'debug').mockImplementation(() => {}),
+		jest.spyOn(logger, 'info').mockImplementation(() => {}),
+		jest.spyOn(logger, 'warn').mockImplementation((message: string) => void logged.push(message)),
+		jest.spyOn(logger, 'error').mockImplementation((message: string) => void logged.push(message)),
+	];
+	return () => {
+		for (const spy of spies) spy.mockRestore();
+		jest.useRealTimers();
+	};
+}
+
+/** A new history: no timer of an earlier one runs again, and the clock is set. */
+export function resetClock(nowMs: number): void {
+	logged.length = 0;
+	jest.clearAllTimers();
+	jest.setSystemTime(nowMs);
+}
+
+/** Lets every promise chain that waits on no timer run to its end. */
+export async function flush(): Promise<void> {
+	for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Moves the clock on by `ms`, firing every timer due on the way in order, its promise chains included. */
+export async function advance(ms: number): Promise<void> {
+	await jest.advanceTimersByTimeAsync(Math.max(0, ms));
+	await flush();
+}
+
+/** Moves the clock on until `done()` or `limitMs`, in steps of at most `stepMs`. */
+export async function advanceUntil(
+	done: () => boolean,
+	limitMs: number,
+	stepMs = 1000,
+): Promise<void> {
+	const end = Date.now() + limitMs;
+	await flush();
+	while (!done() && Date.now() < end) await advance(Math.min(stepMs, end - Date.now()));
+}
+
+/**
+ * Waits for `promise` while the clock moves on, timer by timer, as n8n would have waited for it
+ * (an activation's poll, a start): throws when nothing is left that could settle it, or after
+ * `limitMs` of the model's time.
+ */
+export async function drive<T>(promise: Promise<T>, limitMs = 60 * 60_000): Promise<T> {
+	let settled = false;
+	const watched = promise.finally(() => {
+		settled = true;
+	});
+	watched.catch(() => {});
+	const end = Date.now() + limitMs;
+	await flush();
+	while (!settled) {
+		if (jest.getTimerCount() === 0)
+			throw new Error('stuck: the promise waits for nothing the clock can bring');
+		if (Date.now() > end) throw new Error(`not settled within ${limitMs} ms of the model's time`);
+		await jest.advanceTimersToNextTimerAsync();
+		await flush();
+	}
+	return await watched;
+}
