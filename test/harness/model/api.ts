@@ -66,6 +66,8 @@ export interface RequestRecord {
 	status: number | 'reset';
 	/** Ids of the page answered. */
 	listed: string[];
+	/** A 429's `Retry-After`, in ms. */
+	retryAfterMs?: number;
 }
 
 /** A UUID-shaped id whose text order is (ms, counter) order, as the API's time-ordered ids are. */
@@ -208,6 +210,7 @@ export class ModelApi {
 				answer.status === 200
 					? ((answer.body as { data: Array<{ id: string }> }).data ?? []).map((e) => e.id)
 					: [],
+			...(fault?.kind === '429' ? { retryAfterMs: fault.retryAfterS * 1000 } : {}),
 		});
 		if (half > 0) await sleepFor(half);
 		return answer;

@@ -12,6 +12,8 @@ import { EVENT_TYPES, ModelApi, WINDOW_MS } from './api';
 import { advance, advanceUntil, drive, flush, resetClock, useModelClock } from './clock';
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
+import type { Model, ModelRunOptions, ModelSuite, World } from './runner';
+import { Step, checkProperty, describeModel, faultArb, pick } from './runner';
 import type { PollingMode, TriggerParameters } from './pollingN8n';
 import { PollingN8n, triggerNode } from './pollingN8n';
 
@@ -60,7 +62,7 @@ interface Trigger {
 	addedToActive: boolean;
 }
 
-export class PollingWorld {
+export class PollingWorld implements World {
 	readonly api: ModelApi;
 	readonly n8n: PollingN8n;
 	readonly ledger: Ledger;
@@ -182,7 +184,7 @@ export class PollingWorld {
 
 	burst(count: number, lateShare: number): void {
 		const overlap = this.parameters.overlapMinutes * MINUTE;
-		const start = this.api.now();
+		const start = this.api.now() - 1000;
 		for (let i = 0; i < count; i++)
 			this.api.create(
 				EVENT_TYPES[i % EVENT_TYPES.length],
@@ -411,6 +413,14 @@ export class PollingWorld {
 	dispose(): void {
 		this.n8n.dispose();
 	}
+
+	counts(): Record<string, number> {
+		return {
+			requests: this.api.requests.length,
+			executions: this.n8n.executions.length,
+			items: this.n8n.executions.reduce((n, e) => n + e.items.length, 0),
+		};
+	}
 }
 
 export function describeSetup(setup: PollingSetup): string {
@@ -433,25 +443,9 @@ export function describeSetup(setup: PollingSetup): string {
 
 // ---- commands --------------------------------------------------------------------------
 
-type Model = { setup: PollingSetup };
-type Cmd = fc.AsyncCommand<Model, PollingWorld, false>;
+abstract class PollingStep extends Step<PollingWorld> {}
 
-abstract class Step implements Cmd {
-	abstract toString(): string;
-	abstract act(world: PollingWorld): Promise<void>;
-	check(_model: Readonly<Model>): boolean {
-		return true;
-	}
-	async run(_model: Model, world: PollingWorld): Promise<void> {
-		await this.act(world);
-		world.check(currentProperty, false);
-	}
-}
-
-/** The property the running test asserts (set by `describePollingModel`). */
-let currentProperty: PropertyName = 'once';
-
-class CreateEvents extends Step {
+class CreateEvents extends PollingStep {
 	constructor(readonly specs: Array<{ type: number; lateMs: number }>) {
 		super();
 	}
@@ -463,7 +457,7 @@ class CreateEvents extends Step {
 	}
 }
 
-class Burst extends Step {
+class Burst extends PollingStep {
 	constructor(
 		readonly count: number,
 		readonly lateShare: number,
@@ -478,7 +472,7 @@ class Burst extends Step {
 	}
 }
 
-class Wait extends Step {
+class Wait extends PollingStep {
 	constructor(readonly ms: number) {
 		super();
 	}
@@ -490,7 +484,7 @@ class Wait extends Step {
 	}
 }
 
-class ApiFaults extends Step {
+class ApiFaults extends PollingStep {
 	constructor(readonly faults: Fault[]) {
 		super();
 	}
@@ -503,7 +497,7 @@ class ApiFaults extends Step {
 	}
 }
 
-class Latency extends Step {
+class Latency extends PollingStep {
 	constructor(readonly ms: number) {
 		super();
 	}
@@ -516,7 +510,7 @@ class Latency extends Step {
 	}
 }
 
-class Restart extends Step {
+class Restart extends PollingStep {
 	constructor(readonly downMs: number) {
 		super();
 	}
@@ -528,7 +522,7 @@ class Restart extends Step {
 	}
 }
 
-class ArmFault extends Step {
+class ArmFault extends PollingStep {
 	constructor(readonly fault: 'crashAfterSave' | 'crashBeforeCommit' | 'leaseLost') {
 		super();
 	}
@@ -539,8 +533,11 @@ class ArmFault extends Step {
 			leaseLost: 'loseNextPollsLease()',
 		}[this.fault];
 	}
-	check(model: Model) {
-		return model.setup.mode === (this.fault === 'crashAfterSave' ? 'default' : 'durable');
+	check(model: Readonly<Model>) {
+		return (
+			(model.setup as PollingSetup).mode ===
+			(this.fault === 'crashAfterSave' ? 'default' : 'durable')
+		);
 	}
 	async act(world: PollingWorld) {
 		world.n8n.faults[this.fault] = true;
@@ -548,7 +545,7 @@ class ArmFault extends Step {
 	}
 }
 
-class Rename extends Step {
+class Rename extends PollingStep {
 	constructor(readonly name: number) {
 		super();
 	}
@@ -560,7 +557,7 @@ class Rename extends Step {
 	}
 }
 
-class ReplaceNode extends Step {
+class ReplaceNode extends PollingStep {
 	toString() {
 		return 'replaceTriggerWithNewNodeOfSameName()';
 	}
@@ -569,7 +566,7 @@ class ReplaceNode extends Step {
 	}
 }
 
-class Deactivate extends Step {
+class Deactivate extends PollingStep {
 	constructor(readonly downMs: number) {
 		super();
 	}
@@ -581,7 +578,7 @@ class Deactivate extends Step {
 	}
 }
 
-class CopyWorkflow extends Step {
+class CopyWorkflow extends PollingStep {
 	toString() {
 		return 'copyWorkflowWithItsStaticData()';
 	}
@@ -591,16 +588,6 @@ class CopyWorkflow extends Step {
 }
 
 // ---- arbitraries -----------------------------------------------------------------------
-
-const faultArb: fc.Arbitrary<Fault> = fc.oneof(
-	fc.constant<Fault>({ kind: '500' }),
-	fc.constant<Fault>({ kind: 'reset' }),
-	fc.record({
-		kind: fc.constant('429' as const),
-		retryAfterS: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 30, max: 150 })),
-		asDate: fc.boolean(),
-	}),
-);
 
 export function setupArb(
 	options: { mode?: PollingMode; startFrom?: 'now' | 'oldest' } = {},
@@ -637,22 +624,8 @@ export function setupArb(
 	});
 }
 
-/**
- * `MODEL_WITHOUT=leaseLost,crashBeforeCommit` leaves commands out (by the names below), to look
- * past a known defect for others; `MODEL_MODE=default|durable` keeps one polling mode.
- */
-function without(): Set<string> {
-	return new Set((process.env.MODEL_WITHOUT ?? '').split(',').filter(Boolean));
-}
-
-function commandArbs(): Array<fc.Arbitrary<Cmd>> {
-	const left = without();
-	return Object.entries(namedCommandArbs())
-		.filter(([name]) => !left.has(name))
-		.map(([, arb]) => arb);
-}
-
-function namedCommandArbs(): Record<string, fc.Arbitrary<Cmd>> {
+/** The commands of a polling history, by name (`MODEL_WITHOUT` leaves some out). */
+function commands(): Record<string, fc.Arbitrary<PollingStep>> {
 	const late = fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1000, max: 5 * MINUTE }));
 	const spec = fc.record({ type: fc.integer({ min: 0, max: 2 }), lateMs: late });
 	return {
@@ -683,72 +656,35 @@ function namedCommandArbs(): Record<string, fc.Arbitrary<Cmd>> {
 	};
 }
 
-export interface ModelRunOptions {
-	runs: number;
-	maxCommands: number;
-	/** Stop starting new histories after this long (shrinking a failure may take longer). */
-	timeLimitMs?: number;
-	seed?: number;
-}
-
-/** Runs histories and asserts one property on each. */
+/** Runs polling histories and asserts one property on each (`MODEL_MODE=default|durable` keeps one mode). */
 export async function checkPollingProperty(
 	property: PropertyName,
 	setup: fc.Arbitrary<PollingSetup>,
 	options: ModelRunOptions,
 ): Promise<number> {
-	currentProperty = property;
-	let histories = 0;
-	const stats = {
-		commands: 0,
-		requests: 0,
-		executions: 0,
-		items: 0,
-		restarts: 0,
-		started: performance.now(),
-	};
-	const arbitrary = fc.tuple(
+	return await checkProperty(
+		property,
 		setup,
-		fc.commands(commandArbs(), { maxCommands: options.maxCommands }),
+		pick(commands()),
+		(initial) => new PollingWorld(initial),
+		describeSetup,
+		options,
 	);
-	await fc.assert(
-		fc.asyncProperty(arbitrary, async ([initial, commands]) => {
-			histories++;
-			const began = performance.now();
-			const world = new PollingWorld(initial);
-			try {
-				await world.begin();
-				world.check(property, false);
-				await fc.asyncModelRun(() => ({ model: { setup: initial }, real: world }), commands);
-				await world.finish();
-				world.check(property, true);
-			} finally {
-				stats.commands += [...commands].length;
-				stats.requests += world.api.requests.length;
-				stats.executions += world.n8n.executions.length;
-				stats.items += world.n8n.executions.reduce((n, e) => n + e.items.length, 0);
-				world.dispose();
-				if (
-					process.env.MODEL_PROFILE &&
-					performance.now() - began > Number(process.env.MODEL_PROFILE)
-				)
-					console.log(
-						`${(performance.now() - began).toFixed(0)} ms: ${describeSetup(initial)}; ${[...commands].map(String).join(', ')}; ${world.api.requests.length} requests`,
-					);
-			}
-		}),
-		{
-			numRuns: options.runs,
-			seed: options.seed,
-			verbose: Number(process.env.MODEL_VERBOSE ?? 0),
-			...(options.timeLimitMs ? { interruptAfterTimeLimit: options.timeLimitMs } : {}),
-		},
-	);
-	if (process.env.MODEL_STATS)
-		console.log(
-			`${property}: ${histories} histories in ${((performance.now() - stats.started) / 1000).toFixed(1)} s; per history ${(stats.commands / histories).toFixed(1)} commands, ${(stats.requests / histories).toFixed(0)} requests, ${(stats.executions / histories).toFixed(1)} executions, ${(stats.items / histories).toFixed(0)} items`,
-		);
-	return histories;
 }
 
-export { useModelClock };
+/** The polling trigger's properties, as the jest tests are named. */
+export const POLLING_PROPERTIES = {
+	once: 'exactly once: every listed event of the chosen types comes out once, across restarts, renames, lost leases and crashes, except the executions n8n itself drops',
+	start:
+		'Start From: Now emits nothing listed before activation (90 s where n8n first polls it with activation mode update); Oldest emits the last 7 days',
+	order: 'a backlog comes out oldest first',
+	bounded:
+		'static data stays bounded by the events of an overlap window, and no timer is left running between polls',
+} satisfies Partial<Record<PropertyName, string>>;
+
+/** Registers one jest test per property of the polling trigger. */
+export function describePollingModel(suite: ModelSuite<keyof typeof POLLING_PROPERTIES>): void {
+	describeModel(suite, POLLING_PROPERTIES, useModelClock, async (property, options) =>
+		checkPollingProperty(property, setupArb(), options),
+	);
+}

@@ -1,22 +1,13 @@
-/** The polling trigger against the model of the API and of n8n (test/harness/model/). */
-import { checkPollingProperty, setupArb, useModelClock } from '../../harness/model/pollingModel';
+/**
+ * The polling trigger against the model of the API and of n8n (test/harness/model/README.md):
+ * generated histories, each property its own test, so a failing one is named. The slow tier
+ * (`model.slow.test.ts`) runs the same with thousands of longer histories. `MODEL_RUNS`,
+ * `MODEL_SEED`, `MODEL_MODE`, `MODEL_WITHOUT` and `MODEL_STATS`: see the README.
+ */
+import { describePollingModel } from '../../harness/model/pollingModel';
 
-const RUNS = Number(process.env.MODEL_RUNS ?? 10);
-const SEED = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);
-
-beforeAll(() => (restore = useModelClock()));
-afterAll(() => restore());
-let restore = () => {};
-
-test('exactly once', async () => {
-	await checkPollingProperty('once', setupArb(), { runs: RUNS, maxCommands: 12, seed: SEED });
-});
-test('start', async () => {
-	await checkPollingProperty('start', setupArb(), { runs: RUNS, maxCommands: 12, seed: SEED });
-});
-test('order', async () => {
-	await checkPollingProperty('order', setupArb(), { runs: RUNS, maxCommands: 12, seed: SEED });
-});
-test('bounded', async () => {
-	await checkPollingProperty('bounded', setupArb(), { runs: RUNS, maxCommands: 12, seed: SEED });
+describePollingModel({
+	runs: { once: 50, start: 40, order: 20, bounded: 20 },
+	maxCommands: 12,
+	limitMs: 10_000,
 });
