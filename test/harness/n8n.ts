@@ -454,6 +454,12 @@ export interface PollOptions {
 	nodeName?: string;
 	/** The trigger node's id (n8n keeps it across renames; a new node gets a new one). */
 	nodeId?: string;
+	/**
+	 * Durable poll cursors: the node's static data is this object (a snapshot of its
+	 * `poller_state` row), not the workflow's `node:<name>` (n8n 2.41.1
+	 * `trigger-execution-context.factory.js` `resolveNodeStaticData`, 262–268).
+	 */
+	nodeStaticData?: IDataObject;
 }
 
 export interface PollResult {
@@ -514,7 +520,7 @@ async function pollTriggerUnjournaled(options: PollOptions): Promise<PollResult>
 		undefined,
 		undefined,
 		undefined,
-		undefined,
+		options.nodeStaticData === undefined ? undefined : () => options.nodeStaticData!,
 		budget === undefined ? undefined : () => budget,
 	);
 	if (budget === undefined) {
