@@ -56,6 +56,8 @@ interface Flood {
 	kind: 'now' | 'old' | 'ping';
 	from: number;
 	to: number;
+	/** How many triggers received them (every subscribed workflow's). */
+	triggers: number;
 }
 
 export class WebhookWorld implements World {
@@ -190,13 +192,16 @@ export class WebhookWorld implements World {
 		);
 	}
 
-	/** Delivers again the `count` newest events, in the given order. */
-	redeliver(count: number, reversed: boolean): void {
+	/** Delivers again the `count` newest events, in the given order: in one body, or each in its own delivery, all at once. */
+	redeliver(count: number, reversed: boolean, separately: boolean): void {
 		const newest = [...this.api.events].sort((a, b) => b.n - a.n).slice(0, count);
 		const batch = reversed ? newest : newest.reverse();
 		if (batch.length === 0) return;
-		this.step(`the service delivers again ${batch.map((e) => `#${e.n}`).join(', ')}`);
-		this.deliverNow(batch, 'genuine');
+		this.step(
+			`the service delivers again ${batch.map((e) => `#${e.n}`).join(', ')}${separately ? ', each on its own' : ''}`,
+		);
+		if (separately) for (const event of batch) this.deliverNow([event], 'genuine');
+		else this.deliverNow(batch, 'genuine');
 	}
 
 	/** Forged deliveries (or test pings) every `spacingMs` for `durationMs`, then a quiet while: the reads they cost are checked. */
@@ -210,7 +215,7 @@ export class WebhookWorld implements World {
 			this.deliverNow([{ id, type }], `forged-${kind}`);
 			await advance(Math.min(spacingMs, durationMs - at) || 0);
 		}
-		this.floods.push({ kind, from, to: Date.now() });
+		this.floods.push({ kind, from, to: Date.now(), triggers: this.subscribed.length });
 		await advance(FORGED_QUIET_AFTER_MS + 5 * SECOND);
 	}
 
@@ -516,8 +521,9 @@ export class WebhookWorld implements World {
 					r.sentAt > flood.to + FORGED_QUIET_AFTER_MS &&
 					r.sentAt <= flood.to + FORGED_QUIET_AFTER_MS + 5 * SECOND,
 			).length;
+			// At most a read a second per trigger that the forged deliveries reached.
 			const seconds = Math.ceil((flood.to - flood.from) / SECOND) + FORGED_QUIET_AFTER_MS / SECOND;
-			const allowed = flood.kind === 'old' ? 0 : seconds + 2;
+			const allowed = flood.kind === 'old' ? 0 : (seconds + 2) * flood.triggers;
 			if (during > allowed || after > 0)
 				violations.push({
 					property: 'forged',
@@ -676,14 +682,15 @@ class Redeliver extends WebhookStep {
 	constructor(
 		readonly count: number,
 		readonly reversed: boolean,
+		readonly separately: boolean,
 	) {
 		super();
 	}
 	toString() {
-		return `deliverAgain(newest ${this.count}${this.reversed ? ', newest first' : ''})`;
+		return `deliverAgain(newest ${this.count}${this.reversed ? ', newest first' : ''}${this.separately ? ', each at once in its own delivery' : ''})`;
 	}
 	async act(world: WebhookWorld) {
-		world.redeliver(this.count, this.reversed);
+		world.redeliver(this.count, this.reversed, this.separately);
 		await flush();
 	}
 }
@@ -854,8 +861,12 @@ function commands(): Record<string, fc.Arbitrary<WebhookStep>> {
 			.record({ count: fc.integer({ min: 20, max: 250 }), delay: fc.constantFrom(0, 2000) })
 			.map(({ count, delay }) => new Burst(count, delay)),
 		redeliver: fc
-			.record({ count: fc.integer({ min: 1, max: 4 }), reversed: fc.boolean() })
-			.map(({ count, reversed }) => new Redeliver(count, reversed)),
+			.record({
+				count: fc.integer({ min: 1, max: 12 }),
+				reversed: fc.boolean(),
+				separately: fc.boolean(),
+			})
+			.map(({ count, reversed, separately }) => new Redeliver(count, reversed, separately)),
 		forged: fc
 			.record({
 				kind: fc.constantFrom<'now' | 'old' | 'ping'>('now', 'old', 'ping'),

@@ -7,7 +7,7 @@
 import { describePollingModel } from '../../harness/model/pollingModel';
 
 describePollingModel({
-	runs: { once: 50, start: 40, order: 20, bounded: 20 },
+	runs: { once: 40, start: 30, order: 15, bounded: 15 },
 	maxCommands: 12,
-	limitMs: 10_000,
+	limitMs: 6_000,
 });

@@ -7,7 +7,7 @@
 import { describeWebhookModel } from '../../harness/model/webhookModel';
 
 describeWebhookModel({
-	runs: { once: 40, deliveries: 40, start: 20, forged: 25, bounded: 20 },
+	runs: { once: 30, deliveries: 30, start: 15, forged: 20, bounded: 15 },
 	maxCommands: 10,
-	limitMs: 10_000,
+	limitMs: 6_000,
 });
