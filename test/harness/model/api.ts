@@ -113,19 +113,29 @@ export class ModelApi {
 		return Date.now() + this.settings.skewMs;
 	}
 
-	create(type: string, commitDelayMs: number, createdOnMs = this.now()): ApiEvent {
+	/**
+	 * Creates an event. One created in the past (`createdOnMs` before now) is listed from now on at
+	 * the earliest, unless `history` (events that existed before the history began).
+	 */
+	create(type: string, commitDelayMs: number, createdOnMs = this.now(), history = false): ApiEvent {
 		this.counter++;
+		const commitAtMs = createdOnMs + Math.max(0, commitDelayMs);
 		const event: ApiEvent = {
 			id: timeOrderedId(createdOnMs, this.counter),
 			type,
 			createdOnMs,
-			commitAtMs: createdOnMs + Math.max(0, commitDelayMs),
+			commitAtMs: history ? commitAtMs : Math.max(commitAtMs, this.now()),
 			n: this.counter,
 		};
 		const last = this.events[this.events.length - 1];
 		this.events.push(event);
 		if (last && byId(last, event) > 0) this.events.sort(byId);
 		return event;
+	}
+
+	/** An event that existed before the history began: listed from `createdOnMs` plus its delay. */
+	createHistory(type: string, commitDelayMs: number, createdOnMs: number): ApiEvent {
+		return this.create(type, commitDelayMs, createdOnMs, true);
 	}
 
 	/** An id the API never lists, created at `ms` (API clock): a forged delivery's or a test ping's. */
@@ -234,4 +244,44 @@ function problem(status: number, detail: string): ApiAnswer {
 
 function sleepFor(ms: number): Promise<void> {
 	return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Events that existed before a history began (the API's clock at its start: `api.now()`). */
+export interface HistorySpec {
+	/** Spread evenly over the 7 days, the newest an hour old. */
+	spread: number;
+	/**
+	 * Created 7 days before now, so that they leave the list between the first and the last
+	 * request of a read that starts now: between `latency`/2 and 1.5 × `latency` from now (within
+	 * 1.5 s when there is no latency, for a read slowed by a retry or a 429).
+	 */
+	expiring: number;
+	/** Created in the 3 minutes before now, some listed up to 80 s late. */
+	recent: number;
+}
+
+export function seedHistory(api: ModelApi, history: HistorySpec): void {
+	const now = api.now();
+	const latency = api.settings.latencyMs;
+	const hour = 60 * 60_000;
+	for (let i = 0; i < history.spread; i++)
+		api.createHistory(
+			EVENT_TYPES[i % EVENT_TYPES.length],
+			0,
+			now - WINDOW_MS + ((i + 1) * (WINDOW_MS - hour)) / (history.spread + 1),
+		);
+	const from = latency > 0 ? latency / 2 + 1 : 1;
+	const span = latency > 0 ? latency : 1500;
+	for (let i = 0; i < history.expiring; i++)
+		api.createHistory(
+			EVENT_TYPES[i % EVENT_TYPES.length],
+			0,
+			now - WINDOW_MS + from + Math.floor((i * span) / Math.max(1, history.expiring)),
+		);
+	for (let i = 0; i < history.recent; i++)
+		api.createHistory(
+			EVENT_TYPES[i % EVENT_TYPES.length],
+			((i * 7919) % 5) * 20_000,
+			now - 3 * 60_000 + i * 1000,
+		);
 }

@@ -8,7 +8,8 @@
 import fc from 'fast-check';
 
 import type { ApiEvent, ApiSettings, Fault } from './api';
-import { EVENT_TYPES, ModelApi } from './api';
+import { EVENT_TYPES, ModelApi, seedHistory } from './api';
+import type { HistorySpec } from './api';
 import { advance, advanceUntil, drive, flush, resetClock, useModelClock } from './clock';
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
@@ -37,8 +38,8 @@ export interface WebhookSetup {
 	events: string[];
 	api: ApiSettings;
 	startOffsetMs: number;
-	/** Events before activation, over the last hour (some just created and not listed yet). */
-	history: { count: number; recentLate: number };
+	/** Events before activation. */
+	history: HistorySpec;
 	activationFaults: Fault[];
 }
 
@@ -90,19 +91,7 @@ export class WebhookWorld implements World {
 	}
 
 	async begin(): Promise<void> {
-		const now = this.api.now();
-		for (let i = 0; i < this.setup.history.count; i++)
-			this.api.create(
-				EVENT_TYPES[i % EVENT_TYPES.length],
-				0,
-				now - HOUR + (i * HOUR) / Math.max(1, this.setup.history.count),
-			);
-		for (let i = 0; i < this.setup.history.recentLate; i++)
-			this.api.create(
-				EVENT_TYPES[i % EVENT_TYPES.length],
-				30 * SECOND + i * 20 * SECOND,
-				now - 90 * SECOND + i * 10 * SECOND,
-			);
+		seedHistory(this.api, this.setup.history);
 		this.n8n.addWorkflow(MAIN, webhookNode('hook-1', NAMES[0], this.setup.events, 'url-1'));
 		this.api.fail(...this.setup.activationFaults);
 		await this.activateTrigger(MAIN, 'hook-1', false);
@@ -629,7 +618,7 @@ export function describeWebhookSetup(setup: WebhookSetup): string {
 	return [
 		`events ${setup.events.length ? setup.events.join('+') : 'all'}`,
 		`API latency ${a.latencyMs} ms, ${a.dateHeader ? 'Date header' : 'no Date header'}, skew ${a.skewMs / 1000} s, page past the end ${a.beyondLastPage}`,
-		`history ${setup.history.count} + ${setup.history.recentLate} listed late`,
+		`history ${setup.history.spread} over the week + ${setup.history.recent} in the last 3 min + ${setup.history.expiring} leaving the 7 days as activation reads`,
 		setup.activationFaults.length
 			? `activation faults ${setup.activationFaults.map((f) => f.kind).join(',')}`
 			: '',
@@ -828,8 +817,9 @@ export function webhookSetupArb(): fc.Arbitrary<WebhookSetup> {
 		}),
 		startOffsetMs: fc.integer({ min: 0, max: MINUTE - 1 }),
 		history: fc.record({
-			count: fc.constantFrom(0, 20, 250),
-			recentLate: fc.constantFrom(0, 0, 4),
+			spread: fc.constantFrom(0, 20, 250),
+			recent: fc.constantFrom(0, 0, 6),
+			expiring: fc.constantFrom(0, 0, 40, 160),
 		}),
 		activationFaults: fc.oneof(fc.constant<Fault[]>([]), fc.array(faultArb, { maxLength: 2 })),
 	});
