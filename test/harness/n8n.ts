@@ -15,7 +15,9 @@
  * polls and restarts); `journal.ts` with `key-scan.setup.ts`/`key-scan.teardown.ts` (the API key
  * scan of everything the nodes produce); `env.ts` with `temp-folders.setup.ts`/
  * `temp-folders.teardown.ts` (n8n's user folder per test file, removed after the run);
- * `webhookHost.ts` (the webhook trigger behind a real HTTP listener, as n8n's webhook server runs it).
+ * `webhookHost.ts` (the webhook trigger behind a real HTTP listener, as n8n's webhook server runs it);
+ * `model/` (the model of the API and of n8n's save points that both triggers are checked against
+ * by property, with fast-check: see its README).
  */
 import { Container } from '@n8n/di';
 import {
