@@ -10,7 +10,7 @@ import type { INode } from 'n8n-workflow';
 import type { ApiSettings, Fault } from './api';
 import { EVENT_TYPES, ModelApi, WINDOW_MS, seedHistory } from './api';
 import type { HistorySpec } from './api';
-import { advance, advanceUntil, drive, flush, resetClock, useModelClock } from './clock';
+import { advance, advanceUntil, drive, flush, logged, resetClock, useModelClock } from './clock';
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
 import type { Model, ModelRunOptions, ModelSuite, World } from './runner';
@@ -384,6 +384,12 @@ export class PollingWorld implements World {
 			...this.steps.slice(-40).map((line) => `  ${line}`),
 			`n8n:`,
 			...this.n8n.log.slice(-40).map((entry) => `  ${this.ledger.time(entry.at)} ${entry.line}`),
+			...(logged.length
+				? [
+						'warnings and errors the node logged:',
+						...logged.slice(-8).map((line) => `  ${line.slice(0, 300)}`),
+					]
+				: []),
 			`${polls} event-list request(s), ${this.n8n.executions.length} execution(s), ${this.n8n.dropped.length} dropped by n8n`,
 		].join('\n');
 	}

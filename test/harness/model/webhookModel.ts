@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { ApiEvent, ApiSettings, Fault } from './api';
 import { EVENT_TYPES, ModelApi, seedHistory } from './api';
 import type { HistorySpec } from './api';
-import { advance, advanceUntil, drive, flush, resetClock, useModelClock } from './clock';
+import { advance, advanceUntil, drive, flush, logged, resetClock, useModelClock } from './clock';
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
 import type { ModelRunOptions, ModelSuite, World } from './runner';
@@ -584,6 +584,12 @@ export class WebhookWorld implements World {
 					(d) =>
 						`  #${d.n} ${this.ledger.time(d.arrivedAt)} ${d.kind} [${d.ids.map((id) => this.ledger.event(id)?.n ?? 'unlisted').join(',')}] to ${d.workflowId}: ${d.status ?? 'no answer'}${d.endedAt !== undefined ? `, held until ${this.ledger.time(d.endedAt)}` : ''}`,
 				),
+			...(logged.length
+				? [
+						'warnings and errors the node logged:',
+						...logged.slice(-8).map((line) => `  ${line.slice(0, 300)}`),
+					]
+				: []),
 			`${this.api.requests.length} event-list request(s), ${this.n8n.executions.length} execution(s), ${this.n8n.dropped.length} dropped by n8n`,
 		].join('\n');
 	}
