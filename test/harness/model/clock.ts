@@ -35,8 +35,16 @@ export function useModelClock(): () => void {
 	};
 }
 
+/** Counts histories: a wait of an abandoned history (one that did not end in time) stops at the next one. */
+let generation = 0;
+
+function stillCurrent(started: number): void {
+	if (generation !== started) throw new Error('abandoned: a later history has started');
+}
+
 /** A new history: no timer of an earlier one runs again, and the clock is set. */
 export function resetClock(nowMs: number): void {
+	generation++;
 	logged.length = 0;
 	jest.clearAllTimers();
 	jest.setSystemTime(nowMs);
@@ -49,8 +57,10 @@ export async function flush(): Promise<void> {
 
 /** Moves the clock on by `ms`, firing every timer due on the way in order, its promise chains included. */
 export async function advance(ms: number): Promise<void> {
+	const started = generation;
 	await jest.advanceTimersByTimeAsync(Math.max(0, ms));
 	await flush();
+	stillCurrent(started);
 }
 
 /** Moves the clock on until `done()` or `limitMs`, in steps of at most `stepMs`. */
@@ -59,9 +69,13 @@ export async function advanceUntil(
 	limitMs: number,
 	stepMs = 1000,
 ): Promise<void> {
+	const started = generation;
 	const end = Date.now() + limitMs;
 	await flush();
-	while (!done() && Date.now() < end) await advance(Math.min(stepMs, end - Date.now()));
+	while (!done() && Date.now() < end) {
+		stillCurrent(started);
+		await advance(Math.min(stepMs, end - Date.now()));
+	}
 }
 
 /**
@@ -75,9 +89,11 @@ export async function drive<T>(promise: Promise<T>, limitMs = 60 * 60_000): Prom
 		settled = true;
 	});
 	watched.catch(() => {});
+	const started = generation;
 	const end = Date.now() + limitMs;
 	await flush();
 	while (!settled) {
+		stillCurrent(started);
 		if (jest.getTimerCount() === 0)
 			throw new Error('stuck: the promise waits for nothing the clock can bring');
 		if (Date.now() > end) throw new Error(`not settled within ${limitMs} ms of the model's time`);
