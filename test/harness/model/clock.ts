@@ -22,6 +22,7 @@ export function useModelClock(): () => void {
 	jest.useFakeTimers({
 		doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'performance', 'hrtime'],
 	});
+	watchForBusyLoops();
 	const logger = Container.get(Logger);
 	const spies = [
 		jest.spyOn(logger, 'debug').mockImplementation(() => {}),
@@ -32,6 +33,32 @@ export function useModelClock(): () => void {
 	return () => {
 		for (const spy of spies) spy.mockRestore();
 		jest.useRealTimers();
+	};
+}
+
+/**
+ * The fake clock stands still while code runs without waiting for a timer, so a loop that never
+ * waits (retrying at once what fails at once) would spin for ever here, and in n8n would hold the
+ * event loop until the real clock ends it. `Date.now` is counted at each instant: after
+ * BUSY_CALLS calls without the clock moving, the loop is recorded in `busyLoops` and every call
+ * throws, which unwinds it, until the model next takes over (`flush`).
+ */
+export const busyLoops: number[] = [];
+const BUSY_CALLS = 1_000_000;
+let busy = { at: NaN, calls: 0, tripped: false };
+
+function watchForBusyLoops(): void {
+	const fakeNow = Date.now.bind(Date);
+	Date.now = () => {
+		const now = fakeNow();
+		if (busy.tripped) throw new Error('model: a busy loop (the clock does not move while it runs)');
+		if (now !== busy.at) busy = { at: now, calls: 0, tripped: false };
+		if (++busy.calls > BUSY_CALLS) {
+			busy.tripped = true;
+			busyLoops.push(now);
+			throw new Error('model: a busy loop (the clock does not move while it runs)');
+		}
+		return now;
 	};
 }
 
@@ -46,6 +73,8 @@ function stillCurrent(started: number): void {
 export function resetClock(nowMs: number): void {
 	generation++;
 	logged.length = 0;
+	busyLoops.length = 0;
+	busy = { at: NaN, calls: 0, tripped: false };
 	jest.clearAllTimers();
 	jest.setSystemTime(nowMs);
 }
@@ -53,6 +82,7 @@ export function resetClock(nowMs: number): void {
 /** Lets every promise chain that waits on no timer run to its end. */
 export async function flush(): Promise<void> {
 	for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+	busy = { at: NaN, calls: 0, tripped: false };
 }
 
 /** Moves the clock on by `ms`, firing every timer due on the way in order, its promise chains included. */

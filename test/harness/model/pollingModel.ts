@@ -10,7 +10,16 @@ import type { INode } from 'n8n-workflow';
 import type { ApiSettings, Fault } from './api';
 import { EVENT_TYPES, ModelApi, WINDOW_MS, seedHistory } from './api';
 import type { HistorySpec } from './api';
-import { advance, advanceUntil, drive, flush, logged, resetClock, useModelClock } from './clock';
+import {
+	advance,
+	advanceUntil,
+	busyLoops,
+	drive,
+	flush,
+	logged,
+	resetClock,
+	useModelClock,
+} from './clock';
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
 import type { Model, ModelRunOptions, ModelSuite, World } from './runner';
@@ -329,6 +338,11 @@ export class PollingWorld implements World {
 	/** The state the trigger keeps, bounded by the events of one overlap window plus one read, per trigger the workflow has had. */
 	boundViolations(): Violation[] {
 		const violations: Violation[] = [];
+		for (const at of new Set(busyLoops))
+			violations.push({
+				property: 'bounded',
+				message: `a busy loop at ${this.ledger.time(at)}: the node ran without waiting, the clock standing still (in n8n it would hold the event loop)`,
+			});
 		const overlap = this.parameters.overlapMinutes * MINUTE;
 		const newest = this.api.events.reduce((max, e) => Math.max(max, e.createdOnMs), -Infinity);
 		const windowEvents = this.api.events.filter(

@@ -12,8 +12,9 @@ import { appendFileSync } from 'node:fs';
 import type { Fault } from './api';
 import type { PropertyName } from './ledger';
 
-/** The real clock's timer (this module loads before the fake clock is installed). */
+/** The real clock and its timer (this module loads before the fake clock is installed). */
 const realSetTimeout = globalThis.setTimeout;
+const realNow = Date.now;
 const realClearTimeout = globalThis.clearTimeout;
 /** A history that takes longer than this in real time is a failure of its own (a hang), reported with it. */
 const HISTORY_WALL_MS = Number(process.env.MODEL_HISTORY_WALL_MS ?? 60_000);
@@ -107,7 +108,7 @@ export async function checkProperty<S, W extends World>(
 			if (process.env.MODEL_TRACE)
 				appendFileSync(
 					process.env.MODEL_TRACE,
-					`${new Date().toISOString()} ${property} history ${histories}: ${describeSetup(initial)}; ${[...steps].map(String).join(', ')}\n`,
+					`${new Date(realNow()).toISOString()} ${property} history ${histories}: ${describeSetup(initial)}; ${[...steps].map(String).join(', ')}\n`,
 				);
 			const world = makeWorld(initial);
 			let timer: ReturnType<typeof setTimeout> | undefined;

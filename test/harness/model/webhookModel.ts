@@ -10,7 +10,16 @@ import fc from 'fast-check';
 import type { ApiEvent, ApiSettings, Fault } from './api';
 import { EVENT_TYPES, ModelApi, seedHistory } from './api';
 import type { HistorySpec } from './api';
-import { advance, advanceUntil, drive, flush, logged, resetClock, useModelClock } from './clock';
+import {
+	advance,
+	advanceUntil,
+	busyLoops,
+	drive,
+	flush,
+	logged,
+	resetClock,
+	useModelClock,
+} from './clock';
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
 import type { ModelRunOptions, ModelSuite, World } from './runner';
@@ -524,6 +533,11 @@ export class WebhookWorld implements World {
 
 	private boundViolations(): Violation[] {
 		const violations: Violation[] = [];
+		for (const at of new Set(busyLoops))
+			violations.push({
+				property: 'bounded',
+				message: `a busy loop at ${this.ledger.time(at)}: the node ran without waiting, the clock standing still (in n8n it would hold the event loop)`,
+			});
 		const newest = this.api.events.reduce((max, e) => Math.max(max, e.createdOnMs), -Infinity);
 		const windowEvents = this.api.events.filter(
 			(e) => e.createdOnMs >= newest - OVERLAP_MS - 5 * MINUTE,
