@@ -3,7 +3,7 @@
  * uses: `poll.ts` reads new events from the API within n8n's poll budget (the list itself
  * through `eventList.ts`) with the cursor both triggers share (`../shared/eventCursor.ts`, kept
  * in static data: what was seen, where to resume) that makes each event fire exactly once.
- * `testEvents.ts` answers "Fetch Test Event"; `triggerSettings.ts` reads the node's settings.
+ * `testEvents.ts` answers "Fetch Test Event"; `triggerSettings.ts` holds the options and reads them.
  */
 import type {
 	INodeExecutionData,
@@ -13,11 +13,10 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { DEFAULT_OVERLAP_MINUTES } from '../shared/cursorRead';
 import { EVENTS_PROPERTY } from '../shared/eventFilter';
 import { pollNewEvents } from './poll';
 import { fetchTestEvents } from './testEvents';
-import { readSettings } from './triggerSettings';
+import { TRIGGER_OPTIONS, readSettings } from './triggerSettings';
 
 export class DocumentWorkflowTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -43,44 +42,7 @@ export class DocumentWorkflowTrigger implements INodeType {
 				default: '',
 			},
 			EVENTS_PROPERTY,
-			{
-				displayName: 'Options',
-				name: 'options',
-				type: 'collection',
-				placeholder: 'Add Option',
-				default: {},
-				options: [
-					{
-						displayName: 'Overlap Window (Minutes)',
-						name: 'overlapMinutes',
-						type: 'number',
-						typeOptions: { minValue: 1, maxValue: 1440 },
-						default: DEFAULT_OVERLAP_MINUTES,
-						description:
-							'How far back each poll looks again for events that became visible late (the API gives an event its ID when it is created, but lists it only once it is committed). Raise it if the service commits events later than this; a larger window costs a few more requests per poll. Events are still emitted only once.',
-					},
-					{
-						displayName: 'Start From',
-						name: 'startFrom',
-						type: 'options',
-						options: [
-							{
-								name: 'Now',
-								value: 'now',
-								description: 'Only events that happen after the workflow is activated',
-							},
-							{
-								name: 'Oldest Available Event',
-								value: 'oldest',
-								description: 'Also every event of the last 7 days (the API keeps no older ones)',
-							},
-						],
-						default: 'now',
-						description:
-							'Where the trigger starts the first time the workflow is activated. Later changes take effect only when the trigger starts afresh (a new trigger node; renaming keeps its place).',
-					},
-				],
-			},
+			TRIGGER_OPTIONS,
 		],
 	};
 

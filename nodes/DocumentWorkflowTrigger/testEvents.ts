@@ -7,8 +7,8 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { asItems, deadlinesFor, listEvents } from './eventList';
 import type { TriggerSettings } from './triggerSettings';
-import { pageQuery } from '../shared/cursorRead';
 import { describeTypes, matches } from '../shared/eventFilter';
+import type { EventQuery } from '../shared/eventList';
 
 /** How many recent events "Fetch Test Event" returns at most. */
 export const TEST_EVENT_COUNT = 5;
@@ -19,6 +19,12 @@ export const TEST_EVENT_MAX_PAGES = 10;
  * "Fetch Test Event": the most recent matching events (at most TEST_EVENT_COUNT), oldest
  * first. Reads the static data nowhere and writes it never.
  */
+/** One page, with the API's own `type` filter when exactly one type is chosen. */
+function pageQuery(settings: TriggerSettings, page: number): EventQuery {
+	const types = settings.filter.types;
+	return { page, type: types?.size === 1 ? [...types][0] : undefined };
+}
+
 export async function fetchTestEvents(
 	ctx: IPollFunctions,
 	settings: TriggerSettings,
@@ -36,7 +42,7 @@ export async function fetchTestEvents(
 		const events = data.events;
 		eventsRead += events.length;
 		for (let index = events.length - 1; index >= 0 && found.length < TEST_EVENT_COUNT; index--) {
-			if (matches(settings, events[index])) found.push(events[index]);
+			if (matches(settings.filter, events[index])) found.push(events[index]);
 		}
 		page--;
 	}
@@ -45,7 +51,7 @@ export async function fetchTestEvents(
 			page >= 1
 				? `among the ${eventsRead} most recent events of the last 7 days`
 				: 'in the last 7 days';
-		throw new NodeOperationError(ctx.getNode(), `No ${describeTypes(settings)} ${where}`, {
+		throw new NodeOperationError(ctx.getNode(), `No ${describeTypes(settings.filter)} ${where}`, {
 			description:
 				"The API lists the events of the last 7 days in the API key's environment (dev or prod). Make one happen (e.g. submit a document to a workflow), or select other event types, then fetch a test event again.",
 		});

@@ -1,9 +1,9 @@
 /**
  * The Document Workflow Webhook Trigger: starts the workflow when the service delivers an
- * event to a subscription set up by hand with this node's URL. A delivery rings a bell: the
- * node answers it at once, then reads the event list after its own cursor, kept in static data
- * as the polling trigger keeps it, and emits the API's copy of each new event (`reader.ts`,
- * `bell.ts`). `delivery.ts` reads the body's ids; the folder's reasoning is in `README.md`.
+ * event to a subscription set up by hand with this node's URL. A delivery is a signal: the node
+ * answers it at once, then reads the event list after its own cursor, kept in static data as the
+ * polling trigger keeps it, and emits the API's copy of each new event (`reader.ts`,
+ * `readPolicy.ts`). `delivery.ts` reads the body's ids; the folder's reasoning is in `README.md`.
  */
 import type {
 	IDataObject,
@@ -16,13 +16,12 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../shared/credentialType';
-import type { CursorSettings } from '../shared/cursorRead';
-import { DEFAULT_OVERLAP_MINUTES, cursorSettings } from '../shared/cursorRead';
-import { loadCursor, storeCursor } from '../shared/cursorStore';
-import { mergeCursors } from '../shared/eventCursor';
+import { DEFAULT_OVERLAP_MINUTES, startBefore } from '../shared/cursorRead';
+import { loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
 import { EVENTS_PROPERTY, readEventFilter } from '../shared/eventFilter';
 import { parseDelivery } from './delivery';
-import { heldCursor, receive, startAfresh, triggerKey } from './reader';
+import type { TriggerSettings } from './reader';
+import { FRESH_START_LOOK_BACK_MS, WebhookReaders, pageReader, triggerKey } from './reader';
 
 /** The notice's words: the set-up steps (docs/webhook-trigger.md quotes them). */
 export const SETUP_NOTICE =
@@ -30,17 +29,11 @@ export const SETUP_NOTICE =
 
 /** How late the service may list an event after its delivery and still have it emitted (the polling trigger's default window). */
 const OVERLAP_MS = DEFAULT_OVERLAP_MINUTES * 60_000;
-/** The activation's read: a few retries, and not for ever (n8n waits for the activation). */
-const ACTIVATION_READ = {
-	retry: { maxRetries: 3, baseDelayMs: 250, maxDelayMs: 4000 },
-	timeoutMs: 30_000,
-};
-
-function settingsOf(ctx: IHookFunctions | IWebhookFunctions): CursorSettings {
-	return cursorSettings(
-		readEventFilter(ctx.getNode(), ctx.getNodeParameter('events', [])),
-		OVERLAP_MS,
-	);
+function settingsOf(ctx: IHookFunctions | IWebhookFunctions): TriggerSettings {
+	return {
+		filter: readEventFilter(ctx.getNode(), ctx.getNodeParameter('events', [])),
+		overlapMs: OVERLAP_MS,
+	};
 }
 
 /** A plain JSON answer, written at once through the response object (n8n then sends nothing itself). */
@@ -97,15 +90,15 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 	// there is nothing to create or delete; n8n requires the three methods all the same. n8n
 	// calls `checkExists` at activation and at every start of an active workflow, after it has
 	// registered the webhook, then saves the static data it loaded before: a trigger without a
-	// cursor starts one there, afresh (`startAfresh`), kept together with the cursor of any
+	// cursor starts one there, looking back a minute, kept together with the cursor of any
 	// delivery this process has read for meanwhile, so the save does not take that back.
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				if (!loadCursor(this)) {
-					const since = Date.now();
-					const start = await startAfresh(this, settingsOf(this), since, () => ACTIVATION_READ);
-					storeCursor(this, mergeCursors(heldCursor(triggerKey(this)), start)!);
+					const start = await startBefore(pageReader(this), FRESH_START_LOOK_BACK_MS);
+					const held = WebhookReaders.getInstance().cursorOf(triggerKey(this));
+					storeCursor(this, held ? mergeCursors(held, start) : start);
 				}
 				return true;
 			},
@@ -124,7 +117,7 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 			answer(this, 400, { error: parsed.message });
 			return { noWebhookResponse: true };
 		}
-		let settings: CursorSettings;
+		let settings: TriggerSettings;
 		try {
 			settings = settingsOf(this);
 		} catch (error) {
@@ -136,9 +129,12 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 		// Answered before the API is read: a slow API never makes the service retry or time out.
 		answer(this, 202, { received: parsed.events.length });
 
-		// Keyed by the credential's id, not its content: no credential is read for a delivery
-		// (n8n would load and decrypt it each time); the reads load it, once per read.
-		const events = await receive(this, triggerKey(this), parsed.events, settings);
+		// A stated type the filter excludes: the event would not be emitted anyway.
+		const types = settings.filter.types;
+		const ids = parsed.events
+			.filter((event) => !types || event.statedType === undefined || types.has(event.statedType))
+			.map((event) => event.id);
+		const events = await WebhookReaders.getInstance().receive(this, ids, settings);
 		if (events.length === 0) return { noWebhookResponse: true };
 		return { noWebhookResponse: true, workflowData: [events.map((json) => ({ json }))] };
 	}

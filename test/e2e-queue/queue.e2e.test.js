@@ -24,7 +24,7 @@ const { PORTS } = require('../../scripts/e2e/ports');
 const sbx = require('../../scripts/e2e/sandbox');
 const queue = require('../../scripts/e2e/queue');
 const { batchWorkflow, triggerWorkflow } = require('./workflows');
-const { waitFor } = require('../e2e/helpers');
+const { waitFor, waitUntilSettled } = require('../e2e/helpers');
 
 const TRIGGER_EVENTS = ['run.completed', 'run.failed', 'review.created'];
 const MAIN_PORT = Number(process.env.E2E_QUEUE_PORT || PORTS.queueMain);
@@ -70,7 +70,7 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		batchCustom: 'qBatchCustomKey1',
 		trigger: 'qTriggerEvents01',
 	};
-	const trigger = { expected: [], unselected: [], createdAt: 0, lateDueAt: 0 };
+	const trigger = { expected: [], unselected: [], createdAt: 0, lateDueAt: 0, apiKey: '' };
 
 	beforeAll(async () => {
 		const t0 = Date.now();
@@ -106,6 +106,7 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		};
 		triggerOrg = await c.createOrg({ name: 'queue trigger org' });
 		const triggerKey = await c.createKey({ orgId: triggerOrg.id, name: 'queue trigger' });
+		trigger.apiKey = triggerKey.key;
 
 		cluster = new queue.QueueCluster({ tgz, mainPort: MAIN_PORT, workers: 2, concurrency: 10 });
 		await cluster.startServices();
@@ -463,7 +464,12 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 				intervalMs: 500,
 				what,
 			});
-			await sleep(3000);
+			// That poll is over and what it started has ended on a worker, however slow n8n is.
+			await waitUntilSettled(main, c, {
+				workflowId: ids.trigger,
+				apiKey: trigger.apiKey,
+				quietMs: 3000,
+			});
 			return await pollSeq();
 		};
 		const emitted = async () => {

@@ -536,6 +536,32 @@ async function pollTriggerUnjournaled(options: PollOptions): Promise<PollResult>
 }
 
 /**
+ * An n8n-core PollContext of the trigger node with the credential, for tests of the shared read
+ * code below the nodes: its requests go through n8n's own request helpers and `authenticate`.
+ */
+export function triggerContext(credentials: DocumentWorkflowCredentials): PollContext {
+	journalSecret(credentials.apiKey, 'triggerContext credentials');
+	const node: INode = {
+		id: 'read-test-node',
+		name: 'Document Workflow Trigger',
+		type: TRIGGER_NODE_TYPE,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] } } as INode['parameters'],
+		credentials: { documentWorkflowApi: { id: '1', name: 'Document Workflow API' } },
+	};
+	const workflow = new Workflow({
+		id: 'read-test-workflow',
+		name: 'read test',
+		nodes: [node],
+		connections: {},
+		active: true,
+		nodeTypes,
+	});
+	return new PollContext(workflow, node, additionalDataFor(credentials), 'trigger', 'activate');
+}
+
+/**
  * Runs the credential's test request the way n8n's credential tester does: a RoutingNode
  * request with the credential applied, then the credential's response-code rules.
  */

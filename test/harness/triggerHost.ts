@@ -25,7 +25,7 @@ import { Container } from '@n8n/di';
 import { isDeepStrictEqual } from 'node:util';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { COPIES_KEY } from '../../nodes/shared/cursorStore';
+import { COPIES_KEY } from '../../nodes/shared/eventCursor';
 import type { EventInput, RequestLogEntry, Sandbox } from '../../sandbox/src';
 import { seededRandom } from '../../sandbox/src/ids';
 import { pollTrigger } from './n8n';
@@ -109,13 +109,13 @@ export class TriggerHost {
 	 */
 	memory(): { ids: number; bytes: number } {
 		const node = deepCopy(this.nodeState() ?? {}) as {
-			eventCursor?: { seen?: Record<string, number> };
+			eventCursor?: { listed?: Record<string, number> };
 		};
 		// Durable mode: the node's row, and the workflow's static data as saved (each poll loads it).
 		const workflowData = this.mode === 'durable' ? this.saved : this.live;
 		const copies = deepCopy((workflowData.global as IDataObject | undefined)?.[COPIES_KEY] ?? {});
 		return {
-			ids: Object.keys(node.eventCursor?.seen ?? {}).length,
+			ids: Object.keys(node.eventCursor?.listed ?? {}).length,
 			bytes: JSON.stringify(node).length + JSON.stringify(copies).length,
 		};
 	}

@@ -25,7 +25,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 
-import { forgetAll } from '../../nodes/DocumentWorkflowWebhookTrigger/reader';
+import { WebhookReaders } from '../../nodes/DocumentWorkflowWebhookTrigger/reader';
 import type { DocumentWorkflowCredentials } from './n8n';
 import { WEBHOOK_TRIGGER_NODE_TYPE, additionalDataFor, nodeTypes } from './n8n';
 import { journal, journalError, journalSecret, renderData } from './journal';
@@ -195,7 +195,7 @@ export class WebhookHost {
 	 */
 	async restart(): Promise<void> {
 		this.restarts++;
-		(this.options.process?.forgetAll ?? forgetAll)();
+		(this.options.process?.forgetAll ?? (() => WebhookReaders.reset()))();
 		await this.activate('init');
 	}
 

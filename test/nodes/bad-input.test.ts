@@ -303,7 +303,7 @@ const cases: Case[] = [
 	{
 		name: 'trigger: negative overlap window',
 		run: () => poll({ options: { overlapMinutes: -5 } }),
-		message: 'The overlap window must be a positive number of minutes, not "-5"',
+		message: 'Overlap Window (Minutes) must be a positive number, not "-5"',
 		noRequest: true,
 	},
 

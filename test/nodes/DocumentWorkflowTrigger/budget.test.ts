@@ -110,7 +110,7 @@ describe('429 Too Many Requests', () => {
 			expect(first.items?.map((item) => item.json.id)).toEqual(created.ids!.slice(0, 100));
 			expect(
 				warnings.messages.some(
-					(message) => /stopped after 1 page/.test(message) && /429/.test(message),
+					(message) => /stopped after 2 request/.test(message) && /429/.test(message),
 				),
 			).toBe(true);
 		} finally {

@@ -84,7 +84,7 @@ describe('manual mode (Fetch Test Event)', () => {
 });
 
 describe('event type selection', () => {
-	test("one type: the API's type filter; the node emits only that type", async () => {
+	test('one type: the node emits only that type; the list is read unfiltered, so the cursor stays true when Events changes', async () => {
 		const host = new TriggerHost(env.sandbox, { events: ['run.failed'] });
 		await host.activate();
 		await env.sandbox.control.createEvents(TYPES.map((type) => ({ type })));
@@ -93,8 +93,13 @@ describe('event type selection', () => {
 		expect(result.items?.map((item) => item.json.type)).toEqual(['run.failed']);
 		const requests = await eventRequests(env.sandbox);
 		expect(requests.length).toBeGreaterThan(0);
-		for (const request of requests.filter((r) => queryOf(r).get('pageSize') === '100'))
-			expect(queryOf(request).get('type')).toBe('run.failed');
+		for (const request of requests) expect(queryOf(request).get('type')).toBeNull();
+		// Events changed to another type: its events of the same poll window come out, nothing twice.
+		host.parameters.events = ['run.completed'];
+		await env.sandbox.control.createEvents([{ type: 'run.completed' }, { type: 'run.failed' }]);
+		const next = await host.poll();
+		expect(next.items?.map((item) => item.json.type)).toEqual(['run.completed']);
+		expect(new Set(host.delivered.map((event) => event.id)).size).toBe(host.delivered.length);
 	});
 
 	test('several types: one unfiltered read, filtered in the node', async () => {

@@ -3,7 +3,9 @@
  * long run. What the trigger keeps in static data counts its copy by node id, and the copies of
  * a workflow's triggers are bounded in number.
  */
-import { COPIES_KEY, MAX_CURSOR_COPIES } from '../../../nodes/shared/cursorStore';
+import { COPIES_KEY } from '../../../nodes/shared/eventCursor';
+
+const MAX_CURSOR_COPIES = 10;
 import { MINUTE, TriggerHost, compareDelivered, spreadEvents } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 

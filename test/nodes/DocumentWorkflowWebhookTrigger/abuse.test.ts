@@ -5,11 +5,11 @@
  * none once their last looks are over; open requests, ids looked for and log lines stay bounded;
  * no timer is left running.
  */
-import { MAX_PENDING_IDS } from '../../../nodes/DocumentWorkflowWebhookTrigger/bell';
 import {
 	FRESH_START_LOOK_BACK_MS,
-	MAX_WAITING_DELIVERIES,
-	readerSize,
+	MAX_HELD,
+	MAX_OWED,
+	WebhookReaders,
 } from '../../../nodes/DocumentWorkflowWebhookTrigger/reader';
 import { uuid7 } from '../../../sandbox/src/ids';
 import { DAY, captureWarnings, seeded, spreadEvents } from '../../harness/triggerHost';
@@ -88,18 +88,18 @@ describe('Document Workflow Webhook Trigger: bounded under abuse', () => {
 		await wait(2000);
 		expect(await eventReads(env.sandbox)).toBe(settledReads);
 		expect(host.emitted().map((event) => event.id)).toEqual(real);
-		expect(readerSize().waiting).toBe(0);
+		expect(WebhookReaders.getInstance().size().held).toBe(0);
 		expect(timers()).toBeLessThanOrEqual(timersBefore);
 	});
 
-	test(`whatever is posted at once: at most ${MAX_WAITING_DELIVERIES} requests held open per trigger and ${MAX_PENDING_IDS} ids looked for; real events still come out`, async () => {
+	test(`whatever is posted at once: at most ${MAX_HELD} requests held open per trigger and ${MAX_OWED} ids looked for; real events still come out`, async () => {
 		const host = await newHost();
 		const bodies = Array.from({ length: 100 }, () =>
 			Array.from({ length: 200 }, () => ({ id: forgedId(), type: 'run.completed' })),
 		);
 		let maxPending = 0;
 		const watch = setInterval(() => {
-			maxPending = Math.max(maxPending, readerSize().mostPending);
+			maxPending = Math.max(maxPending, WebhookReaders.getInstance().size().mostOwed);
 		}, 20);
 		try {
 			const answers = await Promise.all(bodies.map(async (body) => await host.post(body)));
@@ -109,8 +109,8 @@ describe('Document Workflow Webhook Trigger: bounded under abuse', () => {
 			).ids!;
 			await host.post({ id: real, type: 'run.completed' });
 			await host.settled();
-			expect(host.maxOpen).toBeLessThanOrEqual(MAX_WAITING_DELIVERIES + 1);
-			expect(maxPending).toBeLessThanOrEqual(MAX_PENDING_IDS);
+			expect(host.maxOpen).toBeLessThanOrEqual(MAX_HELD + 1);
+			expect(maxPending).toBeLessThanOrEqual(MAX_OWED);
 			expect(host.emitted().map((event) => event.id)).toEqual([real]);
 		} finally {
 			clearInterval(watch);

@@ -5,8 +5,9 @@
  * next answered delivery's read, once: the cursor has not passed them. Bounds hold.
  */
 import {
-	MAX_WAITING_DELIVERIES,
-	readerSize,
+	MAX_HELD,
+	MAX_OWED,
+	WebhookReaders,
 } from '../../../nodes/DocumentWorkflowWebhookTrigger/reader';
 import { useSandbox } from '../../harness/sandbox';
 import type { WebhookHost } from '../../harness/webhookHost';
@@ -38,12 +39,12 @@ describe('Document Workflow Webhook Trigger: reads go on while there is more', (
 		await host.settled();
 		expect(idsOf(host)).toHaveLength(2300);
 		expect(new Set(idsOf(host))).toEqual(new Set(created));
-		expect(readerSize()).toMatchObject({ waiting: 0 });
+		expect(WebhookReaders.getInstance().size()).toMatchObject({ held: 0 });
 	});
 
 	test('events whose deliveries n8n never answered come out with the next answered delivery, once each', async () => {
 		const host = await newHost();
-		const first = await create(MAX_WAITING_DELIVERIES);
+		const first = await create(MAX_HELD);
 		// Two more whose deliveries n8n has not answered: the first read finds events nobody named.
 		const unanswered = await create(2);
 		const posts = first.map(async (id) => await host.post({ id }));
@@ -63,7 +64,7 @@ describe('Document Workflow Webhook Trigger: reads go on while there is more', (
 		const all = [...first, ...unanswered, ...later, ...next];
 		expect(idsOf(host)).toHaveLength(all.length);
 		expect(new Set(idsOf(host))).toEqual(new Set(all));
-		expect(host.maxOpen).toBeLessThanOrEqual(MAX_WAITING_DELIVERIES);
-		expect(readerSize()).toMatchObject({ waiting: 0, pending: 0 });
+		expect(host.maxOpen).toBeLessThanOrEqual(MAX_HELD);
+		expect(WebhookReaders.getInstance().size()).toMatchObject({ held: 0, owed: 0 });
 	});
 });

@@ -24,7 +24,10 @@ function secondProcess(): { nodeType: INodeType; forgetAll: () => void } {
 			require('../../../nodes/DocumentWorkflowWebhookTrigger/DocumentWorkflowWebhookTrigger.node') as typeof import('../../../nodes/DocumentWorkflowWebhookTrigger/DocumentWorkflowWebhookTrigger.node');
 		const reader =
 			require('../../../nodes/DocumentWorkflowWebhookTrigger/reader') as typeof import('../../../nodes/DocumentWorkflowWebhookTrigger/reader');
-		loaded = { nodeType: new node.DocumentWorkflowWebhookTrigger(), forgetAll: reader.forgetAll };
+		loaded = {
+			nodeType: new node.DocumentWorkflowWebhookTrigger(),
+			forgetAll: () => reader.WebhookReaders.reset(),
+		};
 	});
 	return loaded!;
 }

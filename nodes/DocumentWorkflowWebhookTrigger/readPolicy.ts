@@ -1,0 +1,70 @@
+/** When the webhook trigger reads and which deliveries wait (`reader.ts` reads): pure, the clock passed in. Why: README.md. */
+
+/** The shortest time between two reads while every id that rang for them was listed. */
+export const FAST_GAP_MS = 250;
+/** Otherwise a second per request of the read before (at most three): unlisted ids cost a request a second at most. */
+export const SLOW_GAP_MS = 1000;
+/** A delivery is held at most this long after it arrives (a read in flight is waited for). */
+export const HOLD_MS = 5000;
+
+/** The last read: when it started (local ms), its requests, whether it listed every id that rang for it and stopped at its limits (`more`); when the first id rang since; when a read last went over what was read before (-Infinity: none in this process). */
+export interface ReadTiming {
+	lastReadAt: number;
+	lastRequests: number;
+	listedAll: boolean;
+	more: boolean;
+	rungAt?: number;
+	checkedAt: number;
+}
+
+export const firstTiming = (): ReadTiming => ({
+	lastReadAt: -Infinity,
+	lastRequests: 1,
+	listedAll: true,
+	more: false,
+	checkedAt: -Infinity,
+});
+
+/** When the next read is due; undefined when nothing calls for one. */
+export function nextReadAt(timing: ReadTiming, owed: number): number | undefined {
+	const wanted = Math.min(
+		// New ids are read for at once (what a delivery brings is saved after its read: the sooner the
+		// safer); those that ring during a read wait for the gap, so a burst shares its reads.
+		timing.rungAt ?? Infinity,
+		timing.more ? -Infinity : Infinity,
+		// Ids still owed are looked for again a second later; a process's first delivery always reads.
+		owed > 0 || timing.checkedAt === -Infinity ? timing.lastReadAt + SLOW_GAP_MS : Infinity,
+	);
+	if (wanted === Infinity) return undefined;
+	const requests = Math.min(Math.max(timing.lastRequests, 1), 3);
+	return Math.max(
+		wanted,
+		timing.lastReadAt + (timing.listedAll ? FAST_GAP_MS : SLOW_GAP_MS * requests),
+	);
+}
+
+/** A read goes over what was read before a second after the last time, or for an id that just rang there. */
+export const rechecks = (timing: ReadTiming, now: number, rungBehindFrontier: boolean) =>
+	rungBehindFrontier || now - timing.checkedAt >= SLOW_GAP_MS;
+
+/**
+ * Who goes after a read that started at `startedAt`: the earliest arrival carries what it found;
+ * while ids are owed or more is listed, the latest arrival stays as the holder; every other
+ * delivery stays until a read since its arrival succeeded (its ids were looked for; it then saves
+ * the ids still owed). None stays past `HOLD_MS` after it arrived.
+ */
+export function afterRead<T extends { arrivedAt: number }>(
+	waiting: T[],
+	read: { startedAt: number; failed: boolean; found: boolean; owed: number; more: boolean },
+	now: number,
+): { carrier?: T; staying: T[] } {
+	const byArrival = [...waiting].sort((a, b) => a.arrivedAt - b.arrivedAt);
+	const carrier = read.found ? byArrival.shift() : undefined;
+	const holder = read.owed > 0 || read.more ? byArrival[byArrival.length - 1] : undefined;
+	const staying = byArrival.filter(
+		(delivery) =>
+			now < delivery.arrivedAt + HOLD_MS &&
+			(delivery === holder || read.failed || read.startedAt < delivery.arrivedAt),
+	);
+	return { carrier, staying };
+}

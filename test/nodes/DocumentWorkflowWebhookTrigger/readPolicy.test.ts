@@ -1,0 +1,83 @@
+/**
+ * The webhook trigger's timing rules on plain data (`readPolicy.ts`): when a read is due, when it
+ * goes over what was read before, and which deliveries wait after a read. The reads themselves are
+ * tested through n8n-core in the other files of this folder.
+ */
+import type { ReadTiming } from '../../../nodes/DocumentWorkflowWebhookTrigger/readPolicy';
+import {
+	FAST_GAP_MS,
+	HOLD_MS,
+	SLOW_GAP_MS,
+	afterRead,
+	firstTiming,
+	nextReadAt,
+	rechecks,
+} from '../../../nodes/DocumentWorkflowWebhookTrigger/readPolicy';
+
+const T = 1_000_000;
+const after = (timing: Partial<ReadTiming>): ReadTiming => ({
+	...firstTiming(),
+	lastReadAt: T,
+	checkedAt: T,
+	...timing,
+});
+
+describe('nextReadAt', () => {
+	test("a process's first delivery reads at once, even with nothing new (it goes over what was read before)", () => {
+		expect(nextReadAt(firstTiming(), 0)).toBe(-Infinity);
+	});
+
+	test('nothing rang, nothing owed, nothing more listed: no read', () => {
+		expect(nextReadAt(after({}), 0)).toBeUndefined();
+	});
+
+	test('ids that rang are read for at once, but FAST_GAP_MS after the last read while rung ids were listed', () => {
+		expect(nextReadAt(after({ rungAt: T + 500 }), 1)).toBe(T + 500);
+		expect(nextReadAt(after({ rungAt: T + 10 }), 1)).toBe(T + FAST_GAP_MS);
+	});
+
+	test('after a read that did not list its rung ids: a second per request it made, at most three', () => {
+		expect(nextReadAt(after({ rungAt: T + 10, listedAll: false, lastRequests: 2 }), 1)).toBe(
+			T + 2 * SLOW_GAP_MS,
+		);
+		expect(nextReadAt(after({ rungAt: T + 10, listedAll: false, lastRequests: 9 }), 1)).toBe(
+			T + 3 * SLOW_GAP_MS,
+		);
+	});
+
+	test('owed ids are looked for again a second after the last read; more listed is read at the gap', () => {
+		expect(nextReadAt(after({}), 2)).toBe(T + SLOW_GAP_MS);
+		expect(nextReadAt(after({ more: true }), 0)).toBe(T + FAST_GAP_MS);
+	});
+});
+
+test('rechecks: a second after the last recheck, or for an id that rang behind the frontier', () => {
+	expect(rechecks(after({}), T + SLOW_GAP_MS - 1, false)).toBe(false);
+	expect(rechecks(after({}), T + SLOW_GAP_MS, false)).toBe(true);
+	expect(rechecks(after({}), T + 1, true)).toBe(true);
+	expect(rechecks(firstTiming(), T, false)).toBe(true);
+});
+
+describe('afterRead', () => {
+	const d = (arrivedAt: number) => ({ arrivedAt });
+	const read = { startedAt: T, failed: false, found: false, owed: 0, more: false };
+
+	test('the earliest arrival carries what was found; the others whose ids were looked for go', () => {
+		const [a, b, c] = [d(T - 300), d(T - 200), d(T - 100)];
+		expect(afterRead([c, a, b], { ...read, found: true }, T + 50)).toEqual({
+			carrier: a,
+			staying: [],
+		});
+	});
+
+	test('while ids are owed, the latest arrival stays as the holder; a delivery that came during the read waits for the next', () => {
+		const [a, b, late] = [d(T - 300), d(T - 200), d(T + 20)];
+		expect(afterRead([a, b, late], { ...read, owed: 1 }, T + 50).staying).toEqual([late]);
+		expect(afterRead([a, b], { ...read, owed: 1 }, T + 50).staying).toEqual([b]);
+	});
+
+	test('after a failed read every delivery stays, but none past HOLD_MS after it arrived', () => {
+		const [a, b] = [d(T - HOLD_MS - 1), d(T - 100)];
+		expect(afterRead([a, b], { ...read, failed: true }, T)).toEqual({ staying: [b] });
+	});
+});

@@ -1,0 +1,108 @@
+/**
+ * The shared read below the triggers (`nodes/shared/cursorRead.ts`), through n8n-core's request
+ * helpers against the sandbox: where a trigger starts when the list changes between two requests,
+ * a page past the end, and what finding a late event costs. The triggers' own files test the
+ * same code from `poll()` and `webhook()`.
+ */
+import type { EventCursor } from '../../../nodes/shared/eventCursor';
+import { moveAfter, startingAfter } from '../../../nodes/shared/eventCursor';
+import type { PageReader } from '../../../nodes/shared/cursorRead';
+import { anchorAtNewest, readEvents, startBefore } from '../../../nodes/shared/cursorRead';
+import { readEventPage } from '../../../nodes/shared/eventList';
+import { triggerContext } from '../../harness/n8n';
+import { DAY, MINUTE, spreadEvents } from '../../harness/triggerHost';
+import { useSandbox } from '../../harness/sandbox';
+
+const env = useSandbox();
+
+/** Pages through n8n's request helpers; `between` runs after the first request (the list changing under a read). */
+function pages(between?: () => Promise<void>): PageReader & { requests: number } {
+	const ctx = triggerContext(env.credentials);
+	const reader = async (query: Parameters<PageReader>[0]) => {
+		const page = await readEventPage(ctx, query);
+		if (reader.requests++ === 0) await between?.();
+		return page;
+	};
+	reader.requests = 0;
+	return reader;
+}
+
+const options = { filter: {}, overlapMs: 5 * MINUTE, maxEvents: 10_000, until: Infinity };
+
+describe('where a trigger starts, when events leave the 7 days between its first and last request', () => {
+	// 250 events about to leave the 7 days, then 60 recent ones: 4 pages, then 1 once the clock moves on.
+	const history = async () => {
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		await env.sandbox.control.createEvents(
+			spreadEvents(250, now - 7 * DAY + 5000, now - 7 * DAY + 60_000),
+		);
+		await env.sandbox.control.createEvents(spreadEvents(60, now - 10 * MINUTE, now - 1000));
+	};
+	const expire = async () => void (await env.sandbox.control.advanceClock(2 * MINUTE));
+
+	test('Start From Now: at the newest event still listed, not at the start of the list (so nothing old comes out)', async () => {
+		await history();
+		const cursor = await anchorAtNewest(pages(expire), 5 * MINUTE);
+		expect(cursor.after).not.toBeNull();
+		const read = await readEvents(pages(), cursor, { ...options, recheck: true });
+		expect(read.events).toEqual([]);
+	});
+
+	test('a look-back start: at the newest event created before it, not at the start of the list', async () => {
+		await history();
+		const cursor = await startBefore(pages(expire), 5 * MINUTE);
+		const read = await readEvents(pages(), cursor, { ...options, recheck: true });
+		const listed = await env.sandbox.control.listEvents();
+		const lookBackStart = (await env.sandbox.control.getClock()).nowMs - 5 * MINUTE;
+		// Only the recent events created within the look-back (a second's rounding of the API's clock aside).
+		const recent = listed.filter((event) => Date.parse(event.createdOn) >= lookBackStart - 1000);
+		expect(read.events.map((event) => event.id)).toEqual(
+			expect.arrayContaining(
+				recent.filter((e) => Date.parse(e.createdOn) >= lookBackStart + 1000).map((e) => e.id),
+			),
+		);
+		expect(read.events.length).toBeLessThanOrEqual(recent.length);
+	});
+});
+
+test('a page past the end of the list, refused (400), means the list is not what the cursor counted: the read goes on from after, it does not fail', async () => {
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	const { ids } = await env.sandbox.control.createEvents(
+		spreadEvents(30, now - 20_000, now - 1000),
+		{
+			returnIds: true,
+		},
+	);
+	// 150 listed ids that the API has never listed (a cursor from another list).
+	const stale: EventCursor = startingAfter(null);
+	for (let n = 0; n < 150; n++)
+		stale.listed[`01a10000-0000-7000-8000-${String(n).padStart(12, '0')}`] = now;
+	const read = await readEvents(pages(), stale, { ...options, recheck: true });
+	expect(read.failure).toBeUndefined();
+	expect(read.events.map((event) => event.id)).toEqual(ids);
+});
+
+test('a late event among 1,000 events read before is found by counting and a binary search, not by reading them all again', async () => {
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	await env.sandbox.control.createEvents(spreadEvents(1000, now - 60_000, now - 2000));
+	let cursor = startingAfter(null);
+	const first = await readEvents(pages(), cursor, { ...options, recheck: true });
+	expect(first.events).toHaveLength(1000);
+	cursor = moveAfter(first.cursor, null, now - 61_000, 5 * MINUTE); // nothing moves: all young
+	const [late] = (
+		await env.sandbox.control.createEvents(
+			[{ type: 'run.failed', createdOn: new Date(now - 30_000).toISOString() }],
+			{ returnIds: true },
+		)
+	).ids!;
+	const reader = pages();
+	const second = await readEvents(reader, cursor, { ...options, recheck: true });
+	expect(second.events.map((event) => event.id)).toEqual([late]);
+	// The last page, the new events, about log2(10) pages of the search, then the half read again.
+	expect(reader.requests).toBeLessThanOrEqual(1 + 1 + 4 + 6);
+	const quiet = pages();
+	expect((await readEvents(quiet, second.cursor, { ...options, recheck: true })).events).toEqual(
+		[],
+	);
+	expect(quiet.requests).toBe(1);
+});
