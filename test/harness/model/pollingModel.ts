@@ -307,9 +307,13 @@ export class PollingWorld implements World {
 			if (this.parameters.startFrom === 'now') {
 				if (trigger.copied) continue;
 				// A trigger n8n first polls with activation mode `update` (durable cursors; a node added
-				// to an active workflow) starts from the API's now less a look-back.
+				// to an active workflow) starts from the API's now less a look-back; without a `Date`
+				// header the node has no clock of the API's but its own, off by the API's lead over it.
+				const { dateHeader, skewMs } = this.api.settings;
 				const slack =
-					this.setup.mode === 'durable' || trigger.addedToActive ? FRESH_START_SLACK_MS : 0;
+					this.setup.mode === 'durable' || trigger.addedToActive
+						? FRESH_START_SLACK_MS + (dateHeader ? 0 : Math.max(0, skewMs))
+						: 0;
 				for (const id of got.keys()) {
 					const event = this.ledger.event(id);
 					if (event && event.commitAtMs < since.began - slack)

