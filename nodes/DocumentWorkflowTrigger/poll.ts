@@ -63,6 +63,7 @@ export async function pollNewEvents(
 			`Document Workflow Trigger "${name}": the events it read last are more than 7 days old, older than the API's 7-day event history: events from between may have been missed (was the workflow inactive?). It carries on from the oldest available event.`,
 			{ workflowId, after: cursor.after },
 		);
-	storeCursor(ctx, result.cursor, stored);
+	// Until n8n commits one, the copy keeps where the first poll started (durable: a lost commit).
+	storeCursor(ctx, result.cursor, stored, undefined, stored ? stored.base : cursor);
 	return result.events.length === 0 ? null : asItems(result.events);
 }
