@@ -421,7 +421,21 @@ export class WebhookWorld implements World {
 						!this.lostWhileHeld(d),
 				);
 				if (!next) continue;
-				const deadline = this.apiWaitsUntil(next.arrivedAt) + DELIVERY_RULE_MS;
+				// A 429 may keep that delivery's read from the list for longer than a delivery is held
+				// (the node then keeps the id owed): the rule counts from the first delivery after the wait.
+				const waitEnds = this.apiWaitsUntil(next.arrivedAt);
+				let deadline = waitEnds + DELIVERY_RULE_MS;
+				if (waitEnds > next.arrivedAt) {
+					const after = mine.find(
+						(d) =>
+							d.kind === 'genuine' &&
+							d.status === 202 &&
+							d.arrivedAt >= waitEnds &&
+							!this.lostWhileHeld(d),
+					);
+					if (!after) continue;
+					deadline = Math.max(deadline, this.apiWaitsUntil(after.arrivedAt) + DELIVERY_RULE_MS);
+				}
 				const at = got.get(event.id);
 				if ((at === undefined && (final || now > deadline)) || (at !== undefined && at > deadline))
 					violations.push({
@@ -553,9 +567,18 @@ export class WebhookWorld implements World {
 					e.createdOnMs < apiFrom - OVERLAP_MS &&
 					this.api.isListed(e, apiFrom),
 			);
+			// A process's first delivery to a trigger reads once, whatever it brings (readPolicy.ts).
+			const first = this.n8n.deliveries.filter(
+				(d) =>
+					d.arrivedAt >= flood.from &&
+					d.arrivedAt <= flood.to &&
+					!this.n8n.deliveries.some(
+						(e) => e.n < d.n && e.process === d.process && e.workflowId === d.workflowId,
+					),
+			).length;
 			const allowed =
 				flood.kind === 'old' && (knowable || process.env.MODEL_STRICT_FORGED)
-					? 0
+					? first
 					: (seconds + 2) * flood.triggers;
 			if (during > allowed || after > 0)
 				violations.push({
