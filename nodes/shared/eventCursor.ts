@@ -106,9 +106,10 @@ type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkfl
  * under its name (by node id with durable poll cursors, committed with the execution); the copy by
  * node id in the workflow's static data is saved with it in the default mode, and before it with
  * durable cursors. So the copy stands in only where n8n lost the node's own: none under this name
- * (renamed; none under the copy's own name: no durable commit landed yet, and the copy may be ahead,
- * so its `base`, where the polls since the last save n8n kept started), or one saved under this
- * name before a rename away and back (the copy is newer). Another node's or workflow's: never.
+ * (renamed), or one saved under this name before a rename away and back (the copy is newer). Until
+ * the node's own is saved, the copy keeps `base`, where the polls since started: under the copy's
+ * own name no durable commit landed yet, the copy may be ahead, and `base` stands in. Another
+ * node's or workflow's cursor is never taken.
  */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const { id: nodeId, name } = ctx.getNode();
@@ -123,14 +124,14 @@ export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	};
 	const own = ours(ctx.getWorkflowStaticData('node')[CURSOR_KEY]);
 	const copies = ctx.getWorkflowStaticData('global')[COPIES_KEY];
-	const raw = isObject(copies) ? copies[nodeId] : undefined;
-	const copy = ours(raw);
+	const copy = ours(isObject(copies) ? copies[nodeId] : undefined);
 	const renamedBack = own && copy && own.nodeName === name && copy.nodeName !== name;
-	if (!own && copy && isObject(raw) && raw.nodeName === name) {
+	if (!own && copy) {
 		const { after, afterCreatedOnMs, listed } = copy.base ?? copy;
-		return { ...copy, after, afterCreatedOnMs, listed, base: { after, afterCreatedOnMs, listed } };
+		const base = { after, afterCreatedOnMs, listed };
+		return copy.nodeName === name ? { ...copy, ...base, base } : { ...copy, base };
 	}
-	return !own || (renamedBack && copy.seq > own.seq) ? copy : own;
+	return renamedBack && copy.seq > own.seq ? copy : own;
 }
 
 /** Saves the cursor under the node and its copy by node id (one top-level assignment each, so n8n notices). */
