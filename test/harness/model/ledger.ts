@@ -90,15 +90,15 @@ export class Ledger {
 		return violations;
 	}
 
-	/** Ids that came out more than once for one trigger (twice where `mayRepeat`: n8n never saved what emitted it once). */
+	/** Ids that came out more than once for one trigger (once more per time `repeats` counts: n8n never saved what emitted it). */
 	duplicates(
 		emitted: Emitted[],
-		mayRepeat: (trigger: string, id: string) => boolean = () => false,
+		repeats: (trigger: string, id: string) => number = () => 0,
 	): Violation[] {
 		const violations: Violation[] = [];
 		for (const [trigger, perTrigger] of this.counts(emitted))
 			for (const [id, n] of perTrigger)
-				if (n > (mayRepeat(trigger, id) ? 2 : 1))
+				if (n > 1 + repeats(trigger, id))
 					violations.push({
 						property: 'once',
 						message: `${this.describe(id)} came out ${n} times (${trigger}), at ${emitted

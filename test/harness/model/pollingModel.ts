@@ -310,6 +310,8 @@ export class PollingWorld implements World {
 				if (!since || event.createdOnMs < since.ended || got.has(event.id) || dropped.has(event.id))
 					continue;
 				if (event.commitAtMs < (trigger.renamedUncommittedAt ?? -Infinity)) continue;
+				// Start From Now: one listed as the activation ended (the same instant) is before it.
+				if (this.parameters.startFrom === 'now' && this.api.isListed(event, since.ended)) continue;
 				violations.push({
 					property: 'once',
 					message: `${this.ledger.describe(event.id)} never came out (${trigger.key})`,
