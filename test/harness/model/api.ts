@@ -66,7 +66,7 @@ export interface RequestRecord {
 	status: number | 'reset';
 	/** Ids of the page answered. */
 	listed: string[];
-	/** A 429's `Retry-After`, in ms. */
+	/** A 429's `Retry-After`, in ms, as n8n reads it (an HTTP date on n8n's clock). */
 	retryAfterMs?: number;
 }
 
@@ -220,7 +220,15 @@ export class ModelApi {
 				answer.status === 200
 					? ((answer.body as { data: Array<{ id: string }> }).data ?? []).map((e) => e.id)
 					: [],
-			...(fault?.kind === '429' ? { retryAfterMs: fault.retryAfterS * 1000 } : {}),
+			// As n8n reads it: an HTTP date on n8n's own clock, so off by the API clock's lead.
+			...(fault?.kind === '429'
+				? {
+						retryAfterMs: Math.max(
+							0,
+							fault.retryAfterS * 1000 + (fault.asDate ? this.settings.skewMs : 0),
+						),
+					}
+				: {}),
 		});
 		if (half > 0) await sleepFor(half);
 		return answer;
