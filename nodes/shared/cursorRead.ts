@@ -187,7 +187,9 @@ export async function anchorAtNewest(read: PageReader, overlapMs: number): Promi
  */
 export async function startBefore(read: PageReader, lookBackMs: number): Promise<EventCursor> {
 	const newest = await newestPage(read);
-	const startMs = timeOf(newest.page) - lookBackMs;
+	// No `Date` header: the newest event is the API's only clock (old on a quiet list); ours stands in.
+	const ours = Number.isFinite(newest.page.apiTimeMs) ? -Infinity : Date.now();
+	const startMs = Math.max(timeOf(newest.page) || -Infinity, ours) - lookBackMs;
 	const before = (event?: IDataObject) => !!event && (createdOnMs(event) ?? Infinity) < startMs;
 	// The last page whose first event was created before the start: the start lies in it.
 	let page = newest.page;
