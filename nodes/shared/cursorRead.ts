@@ -1,7 +1,6 @@
 /**
- * Reading the event list after a cursor (`eventCursor.ts`) for both triggers: the events to emit
- * and the cursor's next state, through a page reader (`eventList.ts`'s `readEventPage` in n8n).
- * Nothing here writes static data: the caller stores the cursor with the events it emits, or not.
+ * Reading the event list after a cursor (`eventCursor.ts`) for both triggers, through a page reader
+ * (`readEventPage` in n8n): the events to emit and the cursor the caller stores with them, or not.
  */
 import type { IDataObject } from 'n8n-workflow';
 
@@ -55,12 +54,11 @@ export function timeOf(page: EventPage): number {
 }
 
 /** A page; one past the end of the list may be refused (400, 404): then an empty one. */
-async function pageOrNone(read: PageReader, query: EventQuery): Promise<EventPage> {
-	return await read(query).catch((error: { httpCode?: string }) => {
+const pageOrNone = async (read: PageReader, query: EventQuery): Promise<EventPage> =>
+	await read(query).catch((error: { httpCode?: string }) => {
 		if (error.httpCode !== '400' && error.httpCode !== '404') throw error;
 		return { events: [], count: 0, pages: 0, listed: 0, full: false, apiTimeMs: NaN };
 	});
-}
 
 /**
  * Counting instead of reading: page P (of 100) after `after` holds the listed ids at its positions
@@ -158,13 +156,12 @@ export async function readEvents(
 	return { events, cursor: next, complete, requests, apiTimeMs, failure };
 }
 
-/** The list's newest page and its number (page 1 tells how many); asked for again when the list shrank meanwhile (events left the 7 days). */
+/** The list's newest page and its number (page 1 tells how many). Events listed since are new ones; an empty or refused last page: the list shrank meanwhile (events left the 7 days), page 1 is asked again. */
 async function newestPage(read: PageReader): Promise<{ page: EventPage; number: number }> {
 	let page = await read({ page: 1 });
 	for (let tries = 0; page.pages > 1 || (!page.events.length && page.count > 0); tries++) {
 		if (tries === 3) throw new Error('The event list kept changing while the newest page was read');
 		const last = await pageOrNone(read, { page: page.pages });
-		// Events listed since are new ones; an empty or refused page: the list shrank, page 1 says how.
 		if (last.events.length > 0) return { page: last, number: page.pages };
 		page = await read({ page: 1 });
 	}

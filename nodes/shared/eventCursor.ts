@@ -1,16 +1,14 @@
 /**
  * The cursor both triggers keep on the API's event list, and where it is kept; pure (the reads:
- * `cursorRead.ts`). Event ids reflect creation time, not commit time (api-spec, "List events"), so
- * an event can be listed later with a lower id than one already read: the recent past is gone over
- * again and de-duplicated. The cursor is two things a person can check by eye:
- *
+ * `cursorRead.ts`). Ids reflect creation, not commit, time (api-spec, "List events"): an event can
+ * be listed later below one already read, so the recent past is gone over again. By eye:
  * - `after`: every event with an id at or below it is done (emitted, or not of the chosen types);
  * - `listed`: every event the API listed after `after` (all types), each done, with `createdOn`.
- *
- * Events only enter the list within its 7 days: counting tells whether any entered. `after` moves
- * only over a stretch read in one go from it, starting at API time S (a lower bound of the API's
- * clock at the first answer), to the newest event listed there created before S − overlap: all
- * those were committed by S, so listed (`moveAfter`). `listed` holds about one overlap window. */
+ * `after` moves only over a stretch read in one go from it, starting at API time S (a lower bound
+ * of the API's clock), to the newest event there created before S − overlap: all those were
+ * committed by S, so listed (`moveAfter`). `listed` holds about one overlap window. Counting tells
+ * whether any event entered (events only enter the list, within its 7 days).
+ */
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import { isObject } from './transport/responses';
@@ -39,12 +37,11 @@ export const CURSOR_KEY = 'eventCursor';
 /** The workflow's static data keeps a copy per trigger node id, for a rename in n8n's default mode. */
 export const COPIES_KEY = 'documentWorkflowTriggerCursors';
 
-/** Ids compare as the API compares them for `after`: as lower-case text (time-ordered UUIDs). */
+/** Ids compare as the API compares them for `after`: as text (time-ordered UUIDs, lower-cased as read). */
 export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-export function createdOnMs(event: IDataObject): number | null {
-	return Date.parse(String(event.createdOn)) || null;
-}
+export const createdOnMs = (event: IDataObject): number | null =>
+	Date.parse(String(event.createdOn)) || null;
 
 export function startingAfter(event: IDataObject | null, listed: IDataObject[] = []): EventCursor {
 	const entries = listed.map((entry) => [String(entry.id).toLowerCase(), createdOnMs(entry)]);
@@ -102,14 +99,11 @@ export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
 type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkflowStaticData'>;
 
 /**
- * The node's cursor; undefined when it has none (it starts afresh). n8n keeps a node's static data
- * under its name (by node id with durable poll cursors, committed with the execution); the copy by
- * node id in the workflow's static data is saved with it in the default mode, and before it with
- * durable cursors. So the copy stands in only where n8n lost the node's own: none under this name
- * (renamed), or one saved under this name before a rename away and back (the copy is newer). Until
- * the node's own is saved, the copy keeps `base`, where the polls since started: under the copy's
- * own name no durable commit landed yet, the copy may be ahead, and `base` stands in. Another
- * node's or workflow's cursor is never taken.
+ * The node's cursor, or undefined (it starts afresh). n8n keeps a node's static data under its name
+ * (durable poll cursors: by node id, committed with the execution, after the copy by node id in the
+ * workflow's static data is saved). The copy stands in where the node's own is missing (renamed; or
+ * under its own name no commit landed: then its `base`, where the polls since started) or older (a
+ * rename away and back). Another node's or workflow's cursor is never taken.
  */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const { id: nodeId, name } = ctx.getNode();
@@ -150,6 +144,6 @@ export function storeCursor(
 	// The 10 triggers saved last keep their copies; a deleted trigger's goes in time.
 	const kept = copies.filter(([id]) => id !== nodeId).slice(-9);
 	ctx.getWorkflowStaticData('node')[CURSOR_KEY] = JSON.parse(JSON.stringify(stored));
-	const copy = base ? { ...stored, base } : stored;
+	const copy = { ...stored, base }; // no `base` once the node's own is saved (JSON drops undefined)
 	global[COPIES_KEY] = JSON.parse(JSON.stringify(Object.fromEntries([...kept, [nodeId, copy]])));
 }
