@@ -145,7 +145,7 @@ export async function readEvents(
 					else [high, firstOff] = [middle, count];
 				}
 				const upTo = firstOff > 0 ? ids[firstOff - 1] : cursor.after;
-				next = moveAfter(next, upTo, sinceMs, options.overlapMs);
+				if (firstOff > 0) next = moveAfter(next, upTo, sinceMs, options.overlapMs);
 				complete = caughtUp && (await forward(upTo, sinceMs));
 			}
 		}

@@ -135,3 +135,27 @@ test('Max Events counts only events not done: going over the events read before 
 	expect(read.events.map((event) => event.id)).toEqual(ids);
 	expect(read.complete).toBe(true);
 });
+
+test('a late event before every id listed, with nothing done yet (`after` null): found when the window has passed, not passed over', async () => {
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
+	const newest = before.at(-1);
+	// 120 young events read in one go from the start: all listed, `after` stays where it was.
+	await env.sandbox.control.createEvents(spreadEvents(120, now - 60_000, now - 1000));
+	const start = startingAfter(newest ? { id: newest.id, createdOn: newest.createdOn } : null);
+	const first = await readEvents(pages(), start, { ...options, recheck: true });
+	expect(first.events).toHaveLength(120);
+	expect(first.cursor.after).toBe(start.after);
+	// An event created before all of them, committed only now (within the overlap window).
+	const { ids } = await env.sandbox.control.createEvents(
+		[{ type: 'run.failed', createdOn: new Date(now - 90_000).toISOString() }],
+		{ returnIds: true },
+	);
+	// The window passes: the listed ids are old enough for `after` to move over them, the late one
+	// entered before them all.
+	await env.sandbox.control.advanceClock(10 * MINUTE);
+	const second = await readEvents(pages(), first.cursor, { ...options, recheck: true });
+	expect(second.events.map((event) => event.id)).toEqual(ids);
+	const third = await readEvents(pages(), second.cursor, { ...options, recheck: true });
+	expect(third.events).toEqual([]);
+});
