@@ -1,7 +1,5 @@
 /** When the webhook trigger reads and which deliveries wait (`reader.ts` reads): pure, the clock passed in. Why: README.md. */
 
-/** New ids wait this long for others to ring with them: one read for a burst. */
-export const GATHER_MS = 100;
 /** The shortest time between two reads while every id that rang for them was listed. */
 export const FAST_GAP_MS = 250;
 /** Otherwise a second per request of the read before (at most three): unlisted ids cost a request a second at most. */
@@ -30,7 +28,9 @@ export const firstTiming = (): ReadTiming => ({
 /** When the next read is due; undefined when nothing calls for one. */
 export function nextReadAt(timing: ReadTiming, owed: number): number | undefined {
 	const wanted = Math.min(
-		timing.rungAt === undefined ? Infinity : timing.rungAt + GATHER_MS,
+		// New ids are read for at once (what a delivery brings is saved after its read: the sooner the
+		// safer); those that ring during a read wait for the gap, so a burst shares its reads.
+		timing.rungAt ?? Infinity,
 		timing.more ? -Infinity : Infinity,
 		// Ids still owed are looked for again a second later; a process's first delivery always reads.
 		owed > 0 || timing.checkedAt === -Infinity ? timing.lastReadAt + SLOW_GAP_MS : Infinity,

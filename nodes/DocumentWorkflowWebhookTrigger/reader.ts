@@ -156,8 +156,8 @@ export class WebhookReaders {
 	}
 
 	private async readOnce(trigger: Trigger, settings: TriggerSettings): Promise<void> {
-		const waiting = [...trigger.held].filter((delivery) => !delivery.done);
-		const ctx = waiting[waiting.length - 1].ctx;
+		const held = () => [...trigger.held].filter((delivery) => !delivery.done);
+		const ctx = held()[held().length - 1].ctx;
 		const startedAt = Date.now();
 		const cursor = trigger.cursor;
 		const newest = cursor && frontier(cursor);
@@ -192,13 +192,11 @@ export class WebhookReaders {
 			more: !!read && !failure && !read.complete,
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
-		const outcome = { startedAt, failed: !!failure, found: !!read?.events.length };
-		const more = trigger.timing.more;
-		const { carrier, staying } = afterRead(
-			waiting,
-			{ ...outcome, owed: trigger.owed.size, more },
-			Date.now(),
-		);
+		const [found, owed] = [!!read?.events.length, trigger.owed.size];
+		const outcome = { ...trigger.timing, startedAt, failed: !!failure, found, owed };
+		// Every delivery held now waits for this read's end, also those that came while it ran.
+		const waiting = held();
+		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read) carrier.events = read.events;
 		for (const delivery of waiting) delivery.done = !staying.includes(delivery);
 		const report = trigger.report;

@@ -1,19 +1,16 @@
 /**
  * The cursor both triggers keep on the API's event list, and where it is kept; pure (the reads:
- * `cursorRead.ts`). Event ids reflect creation time, not commit time (api-spec, "List events"),
- * so an event can be listed later with a lower id than one already read: the recent past is gone
- * over again and de-duplicated. The cursor is two things a person can check by eye:
+ * `cursorRead.ts`). Event ids reflect creation time, not commit time (api-spec, "List events"), so
+ * an event can be listed later with a lower id than one already read: the recent past is gone over
+ * again and de-duplicated. The cursor is two things a person can check by eye:
  *
  * - `after`: every event with an id at or below it is done (emitted, or not of the chosen types);
  * - `listed`: every event the API listed after `after` (all types), each done, with `createdOn`.
  *
- * Events are only added to the list within its 7 days, so what the API lists after `after` now is
- * `listed` plus what entered since: counting tells whether anything did. `after` moves only over a
- * stretch read in one go from it, starting at API time S (a lower bound of the API's clock when it
- * answered the first page): every event created before S − overlap was committed by then, so it
- * was listed. `after` becomes the newest listed event of that stretch created before S − overlap
- * (`moveAfter`); what lies at or below it is forgotten. `listed` holds about one overlap window.
- */
+ * Events only enter the list within its 7 days: counting tells whether any entered. `after` moves
+ * only over a stretch read in one go from it, starting at API time S (a lower bound of the API's
+ * clock at the first answer), to the newest event listed there created before S − overlap: all
+ * those were committed by S, so listed (`moveAfter`). `listed` holds about one overlap window. */
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import { isObject } from './transport/responses';
@@ -39,14 +36,12 @@ export interface StoredCursor extends EventCursor {
 export const CURSOR_KEY = 'eventCursor';
 /** The workflow's static data keeps a copy per trigger node id, for a rename in n8n's default mode. */
 export const COPIES_KEY = 'documentWorkflowTriggerCursors';
-const MAX_COPIES = 10;
 
 /** Ids compare as the API compares them for `after`: as lower-case text (time-ordered UUIDs). */
 export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 export function createdOnMs(event: IDataObject): number | null {
-	const ms = Date.parse(String(event.createdOn));
-	return Number.isFinite(ms) ? ms : null;
+	return Date.parse(String(event.createdOn)) || null;
 }
 
 export function startingAfter(event: IDataObject | null, listed: IDataObject[] = []): EventCursor {
@@ -114,10 +109,15 @@ type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkfl
  */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const { id: nodeId, name } = ctx.getNode();
-	const ours = (raw: unknown) =>
-		isObject(raw) && raw.v === 2 && raw.nodeId === nodeId && raw.workflowId === ctx.getWorkflow().id
-			? (JSON.parse(JSON.stringify(raw)) as StoredCursor)
-			: undefined;
+	const workflowId = ctx.getWorkflow().id;
+	const ours = (raw: unknown) => {
+		// Saved by version 0.1 (`v: 1`): its `after`, and the ids it emitted since as the listed ones.
+		if (isObject(raw) && raw.v === 1 && isObject(raw.seen))
+			raw = { ...raw, v: 2, workflowId, nodeId: raw.owner ?? nodeId, listed: raw.seen };
+		if (!isObject(raw) || raw.v !== 2) return undefined;
+		const stored = JSON.parse(JSON.stringify({ nodeName: name, ...raw })) as StoredCursor;
+		return stored.nodeId === nodeId && stored.workflowId === workflowId ? stored : undefined;
+	};
 	const own = ours(ctx.getWorkflowStaticData('node')[CURSOR_KEY]);
 	const copies = ctx.getWorkflowStaticData('global')[COPIES_KEY];
 	const copy = ours(isObject(copies) ? copies[nodeId] : undefined);
@@ -137,8 +137,8 @@ export function storeCursor(
 	const stored = { ...whose, seq: (previous?.seq ?? 0) + 1, after, afterCreatedOnMs, listed, owed };
 	const global = ctx.getWorkflowStaticData('global');
 	const copies = Object.entries(isObject(global[COPIES_KEY]) ? global[COPIES_KEY] : {});
-	// The triggers saved most recently keep their copies; a deleted trigger's goes in time.
-	const kept = copies.filter(([id]) => id !== nodeId).slice(-(MAX_COPIES - 1));
+	// The 10 triggers saved last keep their copies; a deleted trigger's goes in time.
+	const kept = copies.filter(([id]) => id !== nodeId).slice(-9);
 	ctx.getWorkflowStaticData('node')[CURSOR_KEY] = JSON.parse(JSON.stringify(stored));
 	global[COPIES_KEY] = JSON.parse(JSON.stringify(Object.fromEntries([...kept, [nodeId, stored]])));
 }

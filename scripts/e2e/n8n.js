@@ -14,7 +14,7 @@ const net = require('node:net');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { checkInstall, ensureInstall, installInfo } = require('./n8n-install');
-const { N8N_BROKER_DEFAULT_PORT, PORTS } = require('./ports');
+const { N8N_BROKER_DEFAULT_PORT, PORTS, withPortOffset } = require('./ports');
 const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -217,7 +217,7 @@ class N8nInstance {
 		this.info = versionInfo(opts.major || '2');
 		this.userFolder = path.resolve(opts.userFolder);
 		// E2E_PORT_OFFSET moves every instance of a run, so two checkouts can run their suites side by side.
-		this.port = (opts.port || PORTS.dev) + Number(process.env.E2E_PORT_OFFSET || 0);
+		this.port = withPortOffset(opts.port || PORTS.dev);
 		if (this.port === N8N_BROKER_DEFAULT_PORT)
 			throw new Error(`port ${this.port} is the n8n task broker port; choose another`);
 		if (FETCH_BAD_PORTS.has(this.port)) {
@@ -351,6 +351,32 @@ class N8nInstance {
 		}
 		await this.stop();
 		throw new Error(`n8n did not become healthy in ${timeoutMs} ms:\n${this.logTail(60)}`);
+	}
+
+	/**
+	 * Resolves once this start of n8n has activated its published workflows (production webhooks
+	 * registered, pollers started). start() resolves earlier: n8n's HTTP server, /healthz and the
+	 * REST API answer before `n8n start` activates them (`activeWorkflowManager.init()` comes after
+	 * `server.start()` in 2.41.1 and 1.123.81, commands/start.js), and it then logs "Editor is now
+	 * accessible via". With the workflow publication service (durable cursors) activation goes on
+	 * in the background after that line: wait for what the test needs instead.
+	 */
+	async waitForActivation({ timeoutMs = 120000 } = {}) {
+		const t0 = Date.now();
+		const logged = () =>
+			fs.existsSync(this.logFile) &&
+			fs
+				.readFileSync(this.logFile)
+				.subarray(this.logStart)
+				.includes('Editor is now accessible via');
+		while (!logged()) {
+			if (!this.child) throw new Error(`n8n is not running:\n${this.logTail(40)}`);
+			if (Date.now() - t0 > timeoutMs)
+				throw new Error(
+					`n8n did not activate its workflows in ${timeoutMs} ms (no "Editor is now accessible" line):\n${this.logTail(40)}`,
+				);
+			await sleep(250);
+		}
 	}
 
 	/** SIGTERM to n8n's process group, SIGKILL after `graceMs`; resolves once it has exited. */

@@ -6,7 +6,7 @@
  * task broker, Redis, PostgreSQL, the sandbox, a worker's health port) takes a free port.
  */
 const PORTS = {
-	dev: 5678, // npm run dev (--port= moves it)
+	dev: 5678, // npm run dev (--port= moves it; its sandbox and other servers take free ports)
 	e2eN8n2: 5690, // test/e2e/01-n8n2
 	e2eTriggerDurableDefault: 5691, // test/e2e/04-trigger-durable, default mode
 	e2eN8n1: 5692, // test/e2e/02-n8n1
@@ -36,4 +36,7 @@ const PORTS = {
 /** n8n's task broker listens on 5679 unless told otherwise: no instance may take it. */
 const N8N_BROKER_DEFAULT_PORT = 5679;
 
-module.exports = { PORTS, N8N_BROKER_DEFAULT_PORT };
+/** The port a process really listens on: the table's, moved by E2E_PORT_OFFSET. */
+const withPortOffset = (port) => port + Number(process.env.E2E_PORT_OFFSET || 0);
+
+module.exports = { PORTS, N8N_BROKER_DEFAULT_PORT, withPortOffset };

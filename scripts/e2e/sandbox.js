@@ -127,6 +127,8 @@ async function startSandboxProcess({
 		detached: true,
 	});
 	let output = '';
+	// The log's folder may not exist yet (.e2e/ in a fresh clone): a stream opened there fails later, unhandled.
+	if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
 	const logStream = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
 	const onData = (d) => {
 		output += d;

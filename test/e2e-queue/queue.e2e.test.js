@@ -30,7 +30,7 @@ const sbx = require('../../scripts/e2e/sandbox');
 const queue = require('../../scripts/e2e/queue');
 const { startDeliveryProxy, startWebhookProcess } = require('../../scripts/e2e/webhook-processes');
 const { batchWorkflow, exactlyOnceExample, triggerWorkflow } = require('./workflows');
-const { waitFor } = require('../e2e/helpers');
+const { waitFor, waitUntilSettled } = require('../e2e/helpers');
 
 const TRIGGER_EVENTS = ['run.completed', 'run.failed', 'review.created'];
 const MAIN_PORT = Number(process.env.E2E_QUEUE_PORT || PORTS.queueMain);
@@ -81,7 +81,7 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		postgresCred: 'dwQueuePgCred001',
 		exactlyOnce: 'qWebhookOnce0001',
 	};
-	const trigger = { expected: [], unselected: [], createdAt: 0, lateDueAt: 0 };
+	const trigger = { expected: [], unselected: [], createdAt: 0, lateDueAt: 0, apiKey: '' };
 
 	beforeAll(async () => {
 		const t0 = Date.now();
@@ -119,6 +119,7 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		const triggerKey = await c.createKey({ orgId: triggerOrg.id, name: 'queue trigger' });
 		webhookOrg = await c.createOrg({ name: 'queue webhook org' });
 		const webhookKey = await c.createKey({ orgId: webhookOrg.id, name: 'queue webhook' });
+		trigger.apiKey = triggerKey.key;
 
 		cluster = new queue.QueueCluster({ tgz, mainPort: MAIN_PORT, workers: 2, concurrency: 10 });
 		await cluster.startServices();
@@ -501,7 +502,12 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 				intervalMs: 500,
 				what,
 			});
-			await sleep(3000);
+			// That poll is over and what it started has ended on a worker, however slow n8n is.
+			await waitUntilSettled(main, c, {
+				workflowId: ids.trigger,
+				apiKey: trigger.apiKey,
+				quietMs: 3000,
+			});
 			return await pollSeq();
 		};
 		const emitted = async () => {

@@ -16,7 +16,7 @@
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
 const { PORTS } = require('../../scripts/e2e/ports');
-const { lines, latestTgz, startSandbox, waitFor } = require('./helpers');
+const { lines, latestTgz, startSandbox, waitFor, waitUntilSettled } = require('./helpers');
 
 const DURABLE_ENV = {
 	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
@@ -129,8 +129,12 @@ async function scenario(mode) {
 			timeoutMs: 120_000,
 			intervalMs: 200,
 		});
-		await e2e.sleep(2000); // the activation poll is over (two requests)
+		// The activation poll is over (its requests done, 2 s without another), however slow n8n is.
+		await waitUntilSettled(n8n, c, { workflowId: workflow.id, quietMs: 2000 });
 		const activatedAt = Date.now();
+		// Every page answered in 2 s from now on: set before the events, so that no poll can read
+		// them at full speed in between (20 pages of 2 s are more than a 36 s durable poll reads).
+		await c.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
 		// Events between activation and the first scheduled poll, then a burst larger than a 36 s poll reads.
 		report.afterActivation = (
 			await c.createEvents(
@@ -152,7 +156,6 @@ async function scenario(mode) {
 				{ returnIds: true },
 			)
 		).ids;
-		await c.setSettings({ eventPageLatencyMs: PAGE_LATENCY_MS });
 		const expected = [...report.afterActivation, ...report.burst];
 		await waitFor(
 			async () => {
@@ -222,7 +225,8 @@ async function scenario(mode) {
 			timeoutMs: 2 * MINUTE,
 			intervalMs: 1000,
 		});
-		await e2e.sleep(5000);
+		// That poll is over and what it started is saved, however slow n8n is.
+		await waitUntilSettled(n8n, c, { workflowId: workflow.id, quietMs: 5000 });
 		report.final = await emittedIds();
 		report.statuses = (await n8n.listExecutions(workflow.id)).map((execution) => execution.status);
 		report.loadErrors = n8n.packageLoadErrors();

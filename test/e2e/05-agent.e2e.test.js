@@ -152,6 +152,8 @@ run('n8n 2.41.1: the node as a tool of the AI Agent', () => {
 			if (c.start !== 'execute') await n8n.activateWorkflow(workflows[c.key].id);
 		await n8n.start();
 		await n8n.setupOwner();
+		// The webhook cases call production webhooks, which n8n registers after it starts answering.
+		await n8n.waitForActivation();
 	});
 
 	afterAll(async () => {

@@ -10,7 +10,7 @@
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
 const { PORTS } = require('../../scripts/e2e/ports');
-const { lines, latestTgz, startSandbox, waitFor } = require('./helpers');
+const { lines, latestTgz, startSandbox, waitFor, waitUntilSettled } = require('./helpers');
 
 const DURABLE_ENV = {
 	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
@@ -117,7 +117,8 @@ async function scenario(mode) {
 			timeoutMs: 2 * MINUTE,
 			intervalMs: 200,
 		});
-		await e2e.sleep(2000);
+		// The activation poll is over, however slow n8n is.
+		await waitUntilSettled(n8n, c, { workflowId: workflow.id, quietMs: 2000 });
 		report.first = await batch('first', 5);
 		await emitted(report.first, 'the first batch');
 		report.second = await batch('second', 5);
@@ -153,7 +154,8 @@ async function scenario(mode) {
 				timeoutMs: 2 * MINUTE,
 				intervalMs: 1000,
 			});
-			await e2e.sleep(3000);
+			// That poll is over and what it started is saved, however slow n8n is.
+			await waitUntilSettled(n8n, c, { workflowId: workflow.id, quietMs: 3000 });
 		}
 		report.final = await emittedIds();
 		report.nodeNames = (await n8n.rest('GET', `workflows/${workflow.id}`)).nodes.map(

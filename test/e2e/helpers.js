@@ -1,6 +1,6 @@
 'use strict';
 // Shared by the e2e test files: which n8n lines to test, the packed tarball, the in-process
-// sandbox, waiting helpers.
+// sandbox, waiting helpers (waitUntilSettled instead of a fixed sleep before "nothing more").
 const fs = require('node:fs');
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
@@ -45,6 +45,35 @@ async function waitFor(fn, { timeoutMs = 60000, intervalMs = 1000, what = 'condi
 	}
 }
 
+/**
+ * Resolves once a trigger is done with what happened so far: no request to the sandbox's event
+ * list (with `apiKey`, when given) in flight or made for `quietMs` (counted from this call at the
+ * earliest), and no execution of `workflowId` new or running. What a fixed sleep before "nothing
+ * more was emitted" only gives on a fast enough machine: a slow n8n reads and starts later, and is
+ * waited for. `quietMs` must be longer than the longest gap between the trigger's reads while it
+ * is still at work (a poll's pages, or a webhook trigger's looks for a delivered id).
+ */
+async function waitUntilSettled(
+	n8n,
+	control,
+	{ workflowId, apiKey, quietMs, timeoutMs = 120_000, what = 'the trigger to settle' },
+) {
+	const calledAt = Date.now();
+	await waitFor(
+		async () => {
+			const reads = (await control.getRequests({ pathPrefix: '/events' })).filter(
+				(r) => !apiKey || r.headers['x-api-key'] === apiKey,
+			);
+			if (reads.some((r) => r.status === null && !r.dropped)) return false;
+			const lastRead = Math.max(calledAt, ...reads.map((r) => r.realTimeMs));
+			if (Date.now() - lastRead < quietMs) return false;
+			const executions = await n8n.listExecutions(workflowId);
+			return executions.every((x) => !['new', 'running'].includes(x.status));
+		},
+		{ what, timeoutMs, intervalMs: 500 },
+	);
+}
+
 /** A run's items for one node, failing with the run's error when the node did not run. */
 function outputOf(run, nodeName) {
 	const items = e2e.N8nInstance.nodeOutput(run, nodeName);
@@ -58,4 +87,4 @@ function outputOf(run, nodeName) {
 	return items;
 }
 
-module.exports = { lines, latestTgz, startSandbox, waitFor, outputOf };
+module.exports = { lines, latestTgz, startSandbox, waitFor, waitUntilSettled, outputOf };

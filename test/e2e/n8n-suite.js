@@ -10,7 +10,14 @@ const crypto = require('node:crypto');
 const path = require('node:path');
 const e2e = require('../../scripts/e2e/n8n');
 const fixtures = require('../../scripts/e2e/fixtures');
-const { lines, latestTgz, startSandbox, waitFor, outputOf } = require('./helpers');
+const {
+	lines,
+	latestTgz,
+	startSandbox,
+	waitFor,
+	waitUntilSettled,
+	outputOf,
+} = require('./helpers');
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRIGGER_EVENTS = ['run.completed', 'run.failed', 'review.created'];
@@ -327,7 +334,8 @@ function defineN8nSuite(major, { port }) {
 				},
 				{ what: 'every expected event in the executions', timeoutMs: 90000, intervalMs: 3000 },
 			);
-			await e2e.sleep(2000);
+			// The poll that emitted the last of them is over and its execution saved, however slow n8n is.
+			await waitUntilSettled(n8n, c, { workflowId: wf.id, apiKey: key.key, quietMs: 5000 });
 
 			const events = await emitted();
 			const ids = events.map((e) => e.id);
@@ -480,8 +488,10 @@ function defineN8nSuite(major, { port }) {
 				{ what: 'every selected event in the executions', timeoutMs: 60000 },
 			);
 			const allEmittedAt = Date.now() - t0;
-			// Past the look-for window (5 s) of the ping and the forged id: nothing more may start.
-			await e2e.sleep(8000);
+			// Past the look-for window (4 s) of the ping and the forged id, the node's last look for
+			// them over, however late a slow n8n makes it: nothing more may start.
+			await sandbox.subscriptions.settled();
+			await waitUntilSettled(n8n, c, { workflowId: wf.id, apiKey: key.key, quietMs: 8000 });
 			const events = await emitted();
 			expect(events.map((e) => e.id).sort()).toEqual([...expected].sort());
 			// Each item is the event exactly as the API lists it.
@@ -524,8 +534,8 @@ function defineN8nSuite(major, { port }) {
 				timeoutMs: 60000,
 			});
 			await sandbox.subscriptions.settled();
-			// Past the look-for window: the repeat and the unselected event start nothing.
-			await e2e.sleep(6000);
+			// Past the look-for window, the last look over: the repeat and the unselected event start nothing.
+			await waitUntilSettled(n8n, c, { workflowId: wfV1.id, apiKey: keyV1.key, quietMs: 6000 });
 			const eventsV1 = await emitted(wfV1);
 			expect(eventsV1.map((e) => e.id)).toEqual([createdV1[0]]);
 			const apiV1 = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, {

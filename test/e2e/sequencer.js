@@ -4,9 +4,9 @@ const Sequencer = require('@jest/test-sequencer').default;
 const path = require('node:path');
 
 const LONGEST_FIRST = [
+	'07-webhook-restart', // one n8n per line, one after the other, two orders each: about 12 minutes
 	'06-trigger-rename', // two n8n (default and durable cursors), about 7 minutes of polls
 	'04-trigger-durable', // two n8n, about 5 minutes
-	'07-webhook-restart', // one n8n per line, one after the other
 	'01-n8n2', // its trigger test waits for scheduled polls and two restarts
 	'02-n8n1',
 	'05-agent',

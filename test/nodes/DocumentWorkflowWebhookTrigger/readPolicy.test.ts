@@ -6,7 +6,6 @@
 import type { ReadTiming } from '../../../nodes/DocumentWorkflowWebhookTrigger/readPolicy';
 import {
 	FAST_GAP_MS,
-	GATHER_MS,
 	HOLD_MS,
 	SLOW_GAP_MS,
 	afterRead,
@@ -32,8 +31,8 @@ describe('nextReadAt', () => {
 		expect(nextReadAt(after({}), 0)).toBeUndefined();
 	});
 
-	test('ids that rang wait GATHER_MS for others, and FAST_GAP_MS after the last read while rung ids were listed', () => {
-		expect(nextReadAt(after({ rungAt: T + 500 }), 1)).toBe(T + 500 + GATHER_MS);
+	test('ids that rang are read for at once, but FAST_GAP_MS after the last read while rung ids were listed', () => {
+		expect(nextReadAt(after({ rungAt: T + 500 }), 1)).toBe(T + 500);
 		expect(nextReadAt(after({ rungAt: T + 10 }), 1)).toBe(T + FAST_GAP_MS);
 	});
 

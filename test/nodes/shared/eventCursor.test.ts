@@ -156,6 +156,18 @@ describe('which stored cursor a trigger takes', () => {
 		expect(loadCursor(store.context(A, 'wf-copy'))).toBeUndefined();
 	});
 
+	test('a cursor saved by version 0.1 (format 1) is taken over: its after, and the ids it emitted since are done', () => {
+		const store = new StaticData();
+		store.data['node:A'] = {
+			[CURSOR_KEY]: { v: 1, owner: A.id, after: id(3), afterCreatedOnMs: 3, seen: { [id(5)]: 5 } },
+		};
+		const taken = loadCursor(store.context(A))!;
+		expect([taken.after, Object.keys(taken.listed)]).toEqual([id(3), [id(5)]]);
+		expect([3, 4, 5].map((n) => isDone(taken, id(n)))).toEqual([true, false, true]);
+		// Another node's format-1 cursor under this name is not taken either.
+		expect(loadCursor(store.context({ id: 'node-2', name: 'A' }))).toBeUndefined();
+	});
+
 	test('the copies are bounded: the ten triggers saved last keep theirs', () => {
 		const store = new StaticData();
 		for (let n = 0; n < 25; n++) save(store, { id: `node-${n}`, name: `T${n}` }, n);
