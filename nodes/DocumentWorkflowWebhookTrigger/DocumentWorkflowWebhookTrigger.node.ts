@@ -1,9 +1,10 @@
 /**
  * The Document Workflow Webhook Trigger: starts the workflow when the service delivers an
  * event to a subscription set up by hand with this node's URL. A delivery is a signal: the node
- * answers it at once, then reads the event list after its own cursor, kept in static data as the
- * polling trigger keeps it, and emits the API's copy of each new event (`reader.ts`,
- * `readPolicy.ts`). `delivery.ts` reads the body's ids; the folder's reasoning is in `README.md`.
+ * reads the event list after its own cursor, kept in static data as the polling trigger keeps it,
+ * and emits the API's copy of each new event (`reader.ts`, `readPolicy.ts`); n8n answers the
+ * delivery once it has saved what the read changed. `delivery.ts` reads the body's ids; the
+ * folder's reasoning is in `README.md`.
  */
 import type {
 	IDataObject,
@@ -36,7 +37,10 @@ function settingsOf(ctx: IHookFunctions | IWebhookFunctions): TriggerSettings {
 	};
 }
 
-/** A plain JSON answer, written at once through the response object (n8n then sends nothing itself). */
+/** The status of a delivery's answer: accepted (what it brought is saved; its events may start an execution). */
+const ACCEPTED = 202;
+
+/** A plain JSON answer to a request n8n must not process, written at once (n8n then sends nothing itself). */
 function answer(ctx: IWebhookFunctions, status: number, body: IDataObject): void {
 	const res = ctx.getResponseObject();
 	const text = JSON.stringify(body);
@@ -73,6 +77,11 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 				httpMethod: 'POST',
 				responseMode: 'onReceived',
 				path: 'webhook',
+				// n8n answers after the node returns and n8n has saved the static data (its
+				// `live-webhooks` save precedes the answer), with the node's `webhookResponse` as the body
+				// (an empty `responseData` selects it). A number, as Express requires; the type names only strings.
+				responseCode: ACCEPTED as unknown as string,
+				responseData: '',
 			},
 		],
 		properties: [
@@ -126,16 +135,16 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 			});
 			return { noWebhookResponse: true };
 		}
-		// Answered before the API is read: a slow API never makes the service retry or time out.
-		answer(this, 202, { received: parsed.events.length });
-
 		// A stated type the filter excludes: the event would not be emitted anyway.
 		const types = settings.filter.types;
 		const ids = parsed.events
 			.filter((event) => !types || event.statedType === undefined || types.has(event.statedType))
 			.map((event) => event.id);
 		const events = await WebhookReaders.getInstance().receive(this, ids, settings);
-		if (events.length === 0) return { noWebhookResponse: true };
-		return { noWebhookResponse: true, workflowData: [events.map((json) => ({ json }))] };
+		// An answered delivery is the service's last word: n8n answers it only once it has saved the
+		// cursor and the ids still owed, so a stop after the answer loses nothing (docs/webhook-trigger.md).
+		const webhookResponse = { received: parsed.events.length };
+		if (events.length === 0) return { webhookResponse };
+		return { webhookResponse, workflowData: [events.map((json) => ({ json }))] };
 	}
 }

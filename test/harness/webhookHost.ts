@@ -2,11 +2,13 @@
  * The webhook trigger behind a real HTTP listener, run as n8n's webhook server runs it
  * (2.41.1 `webhooks/live-webhooks.js` and `webhook-helpers.js`): for each request a new
  * `Workflow` with a copy of the static data as last saved, n8n-core's own `WebhookContext`
- * built with the request and response, the node's `webhook()` called; then nothing more is
- * sent when the node answered itself (`noWebhookResponse`), n8n's default answer otherwise;
- * the static data saved if the node changed it (`__dataChanged`, the whole of it: the later
- * save wins), then an execution started (recorded here, with its items and time) when
- * `workflowData` is returned. Activation runs `checkExists` (then `create`) and saves as n8n's
+ * built with the request and response, the node's `webhook()` called; then the static data
+ * saved if the node changed it (`__dataChanged`, the whole of it: the later save wins), and only
+ * then the answer, unless the node answered itself (`noWebhookResponse`): n8n's
+ * `responseCallback` saves before it resolves the answer; the answer's status and body as n8n
+ * evaluates them from the node's webhook description (`responseCode`, `responseData`, the
+ * `webhookResponse`); then an execution started (recorded here, with its items and time) when
+ * `workflowData` is returned. A request still in `webhook()` when n8n stops gets no answer. Activation runs `checkExists` (then `create`) and saves as n8n's
  * `addWebhooks` does; a restart forgets the process's memory and keeps what was saved.
  */
 import { HookContext, WebhookContext } from 'n8n-core';
@@ -16,6 +18,8 @@ import type {
 	INodeExecutionData,
 	INodeType,
 	IWebhookData,
+	IWebhookDescription,
+	IWebhookResponseData,
 	WorkflowActivateMode,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
@@ -91,6 +95,8 @@ export class WebhookHost {
 	restarts = 0;
 	private server?: Server;
 	private readonly inFlight = new Set<Promise<void>>();
+	/** Requests not answered yet: a stop closes their connections. */
+	private readonly unanswered = new Set<ServerResponse>();
 	private node: INode;
 
 	constructor(private readonly options: WebhookHostOptions) {
@@ -142,6 +148,11 @@ export class WebhookHost {
 			this.store.save(workflow.staticData);
 	}
 
+	/** The node's webhook as its description declares it: n8n evaluates the answer from it. */
+	private webhookDescription(): IWebhookDescription {
+		return this.nodeType().description.webhooks![0];
+	}
+
 	private webhookData(
 		workflow: Workflow,
 		additionalData: IWebhookData['workflowExecuteAdditionalData'],
@@ -150,16 +161,42 @@ export class WebhookHost {
 			httpMethod: 'POST',
 			node: this.node.name,
 			path: 'webhook',
-			webhookDescription: {
-				name: 'default',
-				httpMethod: 'POST',
-				path: 'webhook',
-				responseMode: 'onReceived',
-			},
+			webhookDescription: this.webhookDescription(),
 			workflowId: workflow.id,
 			workflowExecuteAdditionalData: additionalData,
 			webhookId: this.node.webhookId,
 		};
+	}
+
+	/** n8n's answer when the node did not answer itself (`executeWebhook`, `evaluateResponseOptions`). */
+	private answer(workflow: Workflow, result: IWebhookResponseData, res: ServerResponse): void {
+		const description = this.webhookDescription();
+		const mode = this.options.mode ?? 'webhook';
+		const code = workflow.expression.getSimpleParameterValue(
+			this.node,
+			description.responseCode,
+			mode,
+			{},
+			undefined,
+			200,
+		);
+		const responseData = workflow.expression.getComplexParameterValue(
+			this.node,
+			description.responseData,
+			mode,
+			{},
+			undefined,
+			'firstEntryJson',
+		);
+		let body: unknown;
+		if (result.workflowData === undefined)
+			body = result.webhookResponse ?? { message: 'Webhook call received' };
+		else if (responseData === 'noData') body = undefined;
+		else body = responseData || (result.webhookResponse ?? { message: 'Workflow was started' });
+		if (!Number.isInteger(code))
+			throw new TypeError(`Invalid status code: ${JSON.stringify(code)}`);
+		res.writeHead(code as number, { 'Content-Type': 'application/json' });
+		res.end(body === undefined ? '' : JSON.stringify(body));
 	}
 
 	/**
@@ -195,6 +232,7 @@ export class WebhookHost {
 	 */
 	async restart(): Promise<void> {
 		this.restarts++;
+		for (const res of this.unanswered) res.destroy();
 		(this.options.process?.forgetAll ?? (() => WebhookReaders.reset()))();
 		await this.activate('init');
 	}
@@ -206,6 +244,8 @@ export class WebhookHost {
 
 	async start(): Promise<this> {
 		this.server = createServer((req, res) => {
+			this.unanswered.add(res);
+			res.on('close', () => this.unanswered.delete(res));
 			const handling = this.handle(req, res);
 			this.inFlight.add(handling);
 			void handling.finally(() => this.inFlight.delete(handling));
@@ -275,14 +315,13 @@ export class WebhookHost {
 		this.maxOpen = Math.max(this.maxOpen, ++this.open);
 		try {
 			const result = await nodeType.webhook!.call(context);
-			// The process that received the request has stopped since: nothing more happens.
+			// The process that received the request has stopped since: nothing more happens, and the
+			// request is never answered (its connection closes with the process).
 			if (this.restarts !== restarts) return;
-			// What n8n's executeWebhook does with the result: the answer, the static data saved, the execution started.
-			if (result.noWebhookResponse !== true && !res.headersSent) {
-				res.writeHead(200, { 'Content-Type': 'application/json' });
-				res.end(JSON.stringify({ message: 'Webhook call received' }));
-			}
+			// What n8n's executeWebhook does with the result: the static data saved, then the answer,
+			// then the execution started.
 			this.saveIfChanged(workflow);
+			if (result.noWebhookResponse !== true && !res.headersSent) this.answer(workflow, result, res);
 			if (result.workflowData !== undefined) {
 				const items = result.workflowData[0] ?? [];
 				this.executions.push({ at: Date.now(), items });
