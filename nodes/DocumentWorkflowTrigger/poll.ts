@@ -18,7 +18,29 @@ import { anchorAtNewest, readEvents, startBefore } from '../shared/cursorRead';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The triggers (workflow and node id) with a poll running in this process. */
+const polling = new Set<string>();
+
+/**
+ * n8n starts a poll on every tick, also while the last one of the trigger still runs (its budget
+ * is up to 5 minutes, a `Retry-After` may be waited out): both would read from the same cursor and
+ * emit the same events. The later one ends at once, emitting nothing.
+ */
 export async function pollNewEvents(
+	ctx: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<INodeExecutionData[][] | null> {
+	const key = `${ctx.getWorkflow().id}\u0000${ctx.getNode().id}`;
+	if (polling.has(key)) return null;
+	polling.add(key);
+	try {
+		return await pollOnce(ctx, settings);
+	} finally {
+		polling.delete(key);
+	}
+}
+
+async function pollOnce(
 	ctx: IPollFunctions,
 	settings: TriggerSettings,
 ): Promise<INodeExecutionData[][] | null> {
@@ -63,6 +85,7 @@ export async function pollNewEvents(
 			`Document Workflow Trigger "${name}": the events it read last are more than 7 days old, older than the API's 7-day event history: events from between may have been missed (was the workflow inactive?). It carries on from the oldest available event.`,
 			{ workflowId, after: cursor.after },
 		);
-	storeCursor(ctx, result.cursor, stored);
+	// Until n8n commits one, the copy keeps where the first poll started (durable: a lost commit).
+	storeCursor(ctx, result.cursor, stored, undefined, stored ? stored.base : cursor);
 	return result.events.length === 0 ? null : asItems(result.events);
 }

@@ -140,11 +140,15 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 		const ids = parsed.events
 			.filter((event) => !types || event.statedType === undefined || types.has(event.statedType))
 			.map((event) => event.id);
-		const events = await WebhookReaders.getInstance().receive(this, ids, settings);
-		// An answered delivery is the service's last word: n8n answers it only once it has saved the
-		// cursor and the ids still owed, so a stop after the answer loses nothing (docs/webhook-trigger.md).
+		const { events, owes } = await WebhookReaders.getInstance().receive(this, ids, settings);
+		// An answered delivery is the service's last word (docs/webhook-trigger.md). One that brought
+		// ids still owed is answered by n8n once it has saved them. One that emits is answered here,
+		// so n8n saves the cursor as it starts the execution (n8n 2.x saves after it when it answers).
 		const webhookResponse = { received: parsed.events.length };
+		const workflowData = [events.map((json) => ({ json }))];
 		if (events.length === 0) return { webhookResponse };
-		return { webhookResponse, workflowData: [events.map((json) => ({ json }))] };
+		if (owes) return { webhookResponse, workflowData };
+		answer(this, ACCEPTED, webhookResponse);
+		return { noWebhookResponse: true, workflowData };
 	}
 }

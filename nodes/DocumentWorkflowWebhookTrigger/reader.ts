@@ -104,7 +104,7 @@ export class WebhookReaders {
 		return this.triggers.get(key)?.cursor;
 	}
 
-	/** The events this delivery emits (everything one read found, when it carries that read), lowest id first. */
+	/** The events this delivery emits (all one read found, when it carries that read), lowest id first; whether ids it brought are still owed. */
 	async receive(ctx: IWebhookFunctions, ids: string[], settings: TriggerSettings) {
 		const trigger = this.triggers.getOrCreate(triggerKey(ctx), () => ({
 			owed: new Map(),
@@ -152,7 +152,7 @@ export class WebhookReaders {
 		const changed = saved.length !== trigger.owed.size || saved.some((id) => !trigger.owed.has(id));
 		if (trigger.cursor && (delivery.events.length > 0 || changed || !loaded))
 			storeCursor(ctx, trigger.cursor, loaded, Object.fromEntries(trigger.owed));
-		return delivery.events;
+		return { events: delivery.events, owes: ids.some((id) => trigger.owed.has(id)) };
 	}
 
 	private async readOnce(trigger: Trigger, settings: TriggerSettings): Promise<void> {

@@ -79,8 +79,8 @@ async function inPlace(ask: PageReader, after: string | null, ids: string[], pag
 /**
  * The events after the cursor that are not done, and its next state. With `recheck` it also goes
  * over what was read before (events committed late), counting first: one request when nothing
- * entered, a binary search for where something did. New events come first, so a trigger catching
- * up emits some every read. Pages by key (each after the last id read): events that commit or
+ * entered, a binary search for where something did. New events come first (the few read before
+ * count apart from `maxEvents`), so a trigger catching up emits some every read. Pages by key (each after the last id read): events that commit or
  * expire meanwhile neither hide one nor list one twice.
  */
 export async function readEvents(
@@ -98,12 +98,12 @@ export async function readEvents(
 		return page;
 	};
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
-	/** Reads on from `from`; with `sinceMs` (all up to `from` was in place then) `after` moves over it. */
-	const forward = async (from: string | null, sinceMs = NaN): Promise<boolean> => {
+	/** Reads on from `from` (`known` of the ids after it done); with `sinceMs` (all up to `from` was in place then) `after` moves over it. */
+	const forward = async (from: string | null, sinceMs = NaN, known = 0): Promise<boolean> => {
 		let [after, done] = [from, false];
 		try {
 			for (let pages = 0; !done; pages++) {
-				const room = options.maxEvents - listed;
+				const room = options.maxEvents + known - listed;
 				if (room <= 0 || (requests > 0 && Date.now() >= options.until)) break;
 				const page = await ask({ after, page: 1, pageSize: Math.min(MAX_PAGE_SIZE, room) });
 				if (pages === 0 && from === cursor.after && Number.isNaN(sinceMs)) sinceMs = timeOf(page);
@@ -127,7 +127,7 @@ export async function readEvents(
 		const ids = Object.keys(cursor.listed).sort();
 		const newest = frontier(cursor);
 		if (!options.recheck) complete = await forward(newest);
-		else if (ids.length < MAX_PAGE_SIZE) complete = await forward(cursor.after);
+		else if (ids.length < MAX_PAGE_SIZE) complete = await forward(cursor.after, NaN, ids.length);
 		else {
 			const pages = Math.ceil(ids.length / MAX_PAGE_SIZE);
 			const last = await inPlace(ask, cursor.after, ids, pages);
@@ -187,7 +187,9 @@ export async function anchorAtNewest(read: PageReader, overlapMs: number): Promi
  */
 export async function startBefore(read: PageReader, lookBackMs: number): Promise<EventCursor> {
 	const newest = await newestPage(read);
-	const startMs = timeOf(newest.page) - lookBackMs;
+	// No `Date` header: the newest event is the API's only clock (old on a quiet list); ours stands in.
+	const ours = Number.isFinite(newest.page.apiTimeMs) ? -Infinity : Date.now();
+	const startMs = Math.max(timeOf(newest.page) || -Infinity, ours) - lookBackMs;
 	const before = (event?: IDataObject) => !!event && (createdOnMs(event) ?? Infinity) < startMs;
 	// The last page whose first event was created before the start: the start lies in it.
 	let page = newest.page;

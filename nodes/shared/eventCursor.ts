@@ -31,6 +31,8 @@ export interface StoredCursor extends EventCursor {
 	nodeName: string;
 	seq: number;
 	owed?: Record<string, number>;
+	/** In the copy only, while n8n has committed no cursor of the node: where its polls since started. */
+	base?: EventCursor;
 }
 
 export const CURSOR_KEY = 'eventCursor';
@@ -104,8 +106,10 @@ type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkfl
  * under its name (by node id with durable poll cursors, committed with the execution); the copy by
  * node id in the workflow's static data is saved with it in the default mode, and before it with
  * durable cursors. So the copy stands in only where n8n lost the node's own: none under this name
- * (renamed), or one saved under this name before a rename away and back (the copy, saved since
- * under the other name, is newer). Another node's or workflow's cursor is never taken.
+ * (renamed), or one saved under this name before a rename away and back (the copy is newer). Until
+ * the node's own is saved, the copy keeps `base`, where the polls since started: under the copy's
+ * own name no durable commit landed yet, the copy may be ahead, and `base` stands in. Another
+ * node's or workflow's cursor is never taken.
  */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const { id: nodeId, name } = ctx.getNode();
@@ -122,7 +126,12 @@ export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const copies = ctx.getWorkflowStaticData('global')[COPIES_KEY];
 	const copy = ours(isObject(copies) ? copies[nodeId] : undefined);
 	const renamedBack = own && copy && own.nodeName === name && copy.nodeName !== name;
-	return !own || (renamedBack && copy.seq > own.seq) ? copy : own;
+	if (!own && copy) {
+		const { after, afterCreatedOnMs, listed } = copy.base ?? copy;
+		const base = { after, afterCreatedOnMs, listed };
+		return copy.nodeName === name ? { ...copy, ...base, base } : { ...copy, base };
+	}
+	return renamedBack && copy.seq > own.seq ? copy : own;
 }
 
 /** Saves the cursor under the node and its copy by node id (one top-level assignment each, so n8n notices). */
@@ -131,6 +140,7 @@ export function storeCursor(
 	{ after, afterCreatedOnMs, listed }: EventCursor,
 	previous?: StoredCursor,
 	owed: Record<string, number> = {},
+	base?: EventCursor,
 ): void {
 	const { id: nodeId, name: nodeName } = ctx.getNode();
 	const whose = { v: 2, workflowId: ctx.getWorkflow().id, nodeId, nodeName };
@@ -140,5 +150,6 @@ export function storeCursor(
 	// The 10 triggers saved last keep their copies; a deleted trigger's goes in time.
 	const kept = copies.filter(([id]) => id !== nodeId).slice(-9);
 	ctx.getWorkflowStaticData('node')[CURSOR_KEY] = JSON.parse(JSON.stringify(stored));
-	global[COPIES_KEY] = JSON.parse(JSON.stringify(Object.fromEntries([...kept, [nodeId, stored]])));
+	const copy = base ? { ...stored, base } : stored;
+	global[COPIES_KEY] = JSON.parse(JSON.stringify(Object.fromEntries([...kept, [nodeId, copy]])));
 }

@@ -15,7 +15,9 @@
  * polls and restarts); `journal.ts` with `key-scan.setup.ts`/`key-scan.teardown.ts` (the API key
  * scan of everything the nodes produce); `env.ts` with `temp-folders.setup.ts`/
  * `temp-folders.teardown.ts` (n8n's user folder per test file, removed after the run);
- * `webhookHost.ts` (the webhook trigger behind a real HTTP listener, as n8n's webhook server runs it).
+ * `webhookHost.ts` (the webhook trigger behind a real HTTP listener, as n8n's webhook server runs it);
+ * `model/` (the model of the API and of n8n's save points that both triggers are checked against
+ * by property, with fast-check: see its README).
  */
 import { Container } from '@n8n/di';
 import {
@@ -128,7 +130,7 @@ class TestItemsNode implements INodeType {
 }
 
 /** What n8n's node loader adds to every polling node (n8n-core's `commonPollingParameters`, not exported): Poll Times. */
-function withPollTimes<T extends INodeType>(nodeType: T): T {
+export function withPollTimes<T extends INodeType>(nodeType: T): T {
 	nodeType.description.properties.unshift({
 		displayName: 'Poll Times',
 		name: 'pollTimes',
@@ -454,6 +456,12 @@ export interface PollOptions {
 	nodeName?: string;
 	/** The trigger node's id (n8n keeps it across renames; a new node gets a new one). */
 	nodeId?: string;
+	/**
+	 * Durable poll cursors: the node's static data is this object (a snapshot of its
+	 * `poller_state` row), not the workflow's `node:<name>` (n8n 2.41.1
+	 * `trigger-execution-context.factory.js` `resolveNodeStaticData`, 262–268).
+	 */
+	nodeStaticData?: IDataObject;
 }
 
 export interface PollResult {
@@ -514,7 +522,7 @@ async function pollTriggerUnjournaled(options: PollOptions): Promise<PollResult>
 		undefined,
 		undefined,
 		undefined,
-		undefined,
+		options.nodeStaticData === undefined ? undefined : () => options.nodeStaticData!,
 		budget === undefined ? undefined : () => budget,
 	);
 	if (budget === undefined) {

@@ -106,3 +106,32 @@ test('a late event among 1,000 events read before is found by counting and a bin
 	);
 	expect(quiet.requests).toBe(1);
 });
+
+test('Max Events counts only events not done: going over the events read before (fewer than a page) leaves room for new ones, so a capped read still emits the newest', async () => {
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	// After every event the file's other tests made.
+	const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
+	await env.sandbox.control.createEvents(spreadEvents(8, now - 60_000, now - 30_000));
+	const capped = { ...options, maxEvents: 3, recheck: true };
+	// Three reads of three take the 8 events in order, each once.
+	let cursor: EventCursor = startingAfter(
+		before.length
+			? { id: before[before.length - 1].id, createdOn: before[before.length - 1].createdOn }
+			: null,
+	);
+	const emitted: unknown[] = [];
+	for (let n = 0; n < 3; n++) {
+		const read = await readEvents(pages(), cursor, capped);
+		emitted.push(...read.events.map((event) => event.id));
+		expect(read.events.length).toBeLessThanOrEqual(3);
+		cursor = read.cursor;
+	}
+	expect(new Set(emitted).size).toBe(8);
+	// All 8 are within the overlap window, so each read goes over them again: a new event still comes out.
+	const { ids } = await env.sandbox.control.createEvents([{ type: 'run.completed' }], {
+		returnIds: true,
+	});
+	const read = await readEvents(pages(), cursor, capped);
+	expect(read.events.map((event) => event.id)).toEqual(ids);
+	expect(read.complete).toBe(true);
+});
