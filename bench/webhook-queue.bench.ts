@@ -1,15 +1,15 @@
 /**
  * The webhook trigger in n8n's queue mode with two webhook processes (`n8n webhook`) behind one
- * URL (issue 33, item 5): Redis and PostgreSQL as scripts/e2e/queue.js starts them, a main (not
- * serving production webhooks) and one worker; a small proxy here sends each delivery's two
- * copies one to each webhook process. Events lost (goal 0) and started twice, with the copies
- * arriving together and up to 3 s apart. Writes `.bench-results/webhook-queue.json`. Alone:
+ * URL (issues 33, item 5, and 43, item 6): Redis and PostgreSQL as scripts/e2e/queue.js starts
+ * them, a main (not serving production webhooks) and one worker; a small proxy
+ * (scripts/e2e/webhook-processes.js) in front of the two webhook processes. Two routings: every
+ * delivery at both processes (the service sends each delivery twice, one copy to each; the copies
+ * together, or up to 3 s apart), and a load balancer's (each delivery to one process in turn, the
+ * service repeating one delivery in twenty, the repeat at once or up to 3 s later). Events lost
+ * (goal 0) and started twice. Writes `.bench-results/webhook-queue.json`. Alone:
  * `BENCH_SUITES=webhook-queue npx jest -c bench/jest.bench.config.js` (needs redis-server and
  * PostgreSQL, as scripts/e2e/ci-queue.sh installs them).
  */
-import { createServer, request } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 import { startSandbox } from '../sandbox/src';
@@ -19,15 +19,40 @@ import { median, writeSuiteResults } from './results';
 import { e2e, makeTarget, packOnce, readsBy, seconds, sleep, timesEmitted } from './webhook-n8n';
 import type { Emission, Target } from './webhook-n8n';
 
-// The queue-mode launcher of the end-to-end suites (plain CommonJS).
+// The queue-mode launcher of the end-to-end suites and its webhook processes (plain CommonJS).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const queue = require('../scripts/e2e/queue');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startDeliveryProxy, startWebhookProcess } = require('../scripts/e2e/webhook-processes');
 
 const EVENTS = Number(process.env.BENCH_QUEUE_WEBHOOK_EVENTS ?? 100);
 const SPAN_MS = 10_000;
-const VARIANTS = [
-	{ key: 'together', label: 'the two copies sent at once', maxDelayMs: 0 },
-	{ key: 'apart', label: 'each copy held back a random 0–3 s', maxDelayMs: 3000 },
+/** Load-balanced rows: the service repeats one delivery in this many (those of every n-th event). */
+const REPEAT_ONE_IN = 20;
+
+interface Variant {
+	key: string;
+	label: string;
+	/** `both`: each delivery sent twice, one copy to each process; `round-robin`: each request to the next process. */
+	routing: 'both' | 'round-robin';
+	maxDelayMs: number;
+}
+
+const VARIANTS: Variant[] = [
+	{ key: 'together', label: 'the two copies sent at once', routing: 'both', maxDelayMs: 0 },
+	{ key: 'apart', label: 'each copy held back a random 0–3 s', routing: 'both', maxDelayMs: 3000 },
+	{
+		key: 'balanced',
+		label: `each delivery to one process in turn, one in ${REPEAT_ONE_IN} repeated at once`,
+		routing: 'round-robin',
+		maxDelayMs: 0,
+	},
+	{
+		key: 'balanced-later',
+		label: `each delivery to one process in turn, one in ${REPEAT_ONE_IN} repeated 0–3 s later`,
+		routing: 'round-robin',
+		maxDelayMs: 3000,
+	},
 ];
 // Its own ports: scripts/e2e/queue-bench.js takes 5710.
 const { PORTS: TABLE } = require('../scripts/e2e/ports');
@@ -40,80 +65,20 @@ const began = Date.now();
 const log = (text: string) =>
 	process.stderr.write(`[webhook-queue ${seconds(Date.now() - began)}] ${text}\n`);
 
-/** An `n8n webhook` process with the package installed in its own user folder, ready once /healthz answers. */
-async function startWebhookProcess(
-	name: string,
-	env: Record<string, string>,
-	port: number,
-	tgz: string,
-) {
-	const inst = new e2e.N8nInstance({
-		userFolder: join(e2e.CACHE, 'hookbench-queue', name),
-		port,
-		env,
-		fresh: true,
-		encryptionKey: queue.ENCRYPTION_KEY,
-	});
-	e2e.installPackageInto(inst.userFolder, tgz);
-	await inst.ensureBrokerPort();
-	const proc = queue.spawnOwned(name, inst.info.nodeBin, [inst.info.n8nBin, 'webhook'], {
-		env: inst.env(),
-		cwd: inst.userFolder,
-		logFile: join(inst.userFolder, 'webhook.log'),
-	});
-	await queue.waitUntil(async () => (await fetch(`${inst.baseUrl}/healthz`)).status === 200, {
-		timeoutMs: 180_000,
-		intervalMs: 500,
-		what: `${name} /healthz`,
-		proc,
-	});
-	log(`${name} ready on ${inst.baseUrl} (pid ${proc.pid})`);
-	return { name, baseUrl: inst.baseUrl as string, proc, stop: () => queue.stopProc(proc) };
+interface WebhookProcess {
+	name: string;
+	baseUrl: string;
+	stop: () => Promise<unknown>;
 }
 
-/**
- * One URL in front of the webhook processes: the first copy of a body goes to the next process in
- * turn, each later copy of the same body to the other one, so every delivery reaches both.
- */
-async function startProxy(backends: string[]) {
-	const seen = new Map<string, number>();
-	const counts = backends.map(() => 0);
-	let turn = 0;
-	const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-		const chunks: Buffer[] = [];
-		req.on('data', (chunk: Buffer) => chunks.push(chunk));
-		req.on('end', () => {
-			const body = Buffer.concat(chunks);
-			const key = body.toString('utf8');
-			const last = seen.get(key);
-			const index = last === undefined ? turn++ % backends.length : (last + 1) % backends.length;
-			seen.set(key, index);
-			counts[index]++;
-			const forward = request(
-				`${backends[index]}${req.url}`,
-				{ method: req.method, headers: { ...req.headers, host: new URL(backends[index]).host } },
-				(answer) => {
-					res.writeHead(answer.statusCode ?? 502, answer.headers);
-					answer.pipe(res);
-				},
-			);
-			forward.on('error', () => {
-				res.writeHead(502);
-				res.end();
-			});
-			forward.end(body);
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	return {
-		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-		counts,
-		close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-	};
+interface Proxy {
+	url: string;
+	counts: number[];
+	close: () => Promise<void>;
 }
 
 interface Outcome {
-	variant: (typeof VARIANTS)[number];
+	variant: Variant;
 	lost: number;
 	twice: number;
 	executions: number;
@@ -124,7 +89,7 @@ interface Outcome {
 	perProcess: number[];
 }
 
-test('the webhook trigger in queue mode with two webhook processes, every delivery reaching both', async () => {
+test('the webhook trigger in queue mode with two webhook processes: every delivery at both, and one at a time behind a load balancer', async () => {
 	e2e.ensureInstalled('2');
 	const tgz = packOnce();
 	const sb: Sandbox = await startSandbox();
@@ -135,8 +100,7 @@ test('the webhook trigger in queue mode with two webhook processes, every delive
 		dir: join(e2e.CACHE, 'hookbench-queue'),
 		env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' },
 	});
-	const webhooks: Array<Awaited<ReturnType<typeof startWebhookProcess>>> = [];
-	let proxy: Awaited<ReturnType<typeof startProxy>> | undefined;
+	const webhooks: WebhookProcess[] = [];
 	try {
 		const target: Target = await makeTarget(sb, 'queue two webhook processes');
 		await cluster.startServices();
@@ -149,9 +113,15 @@ test('the webhook trigger in queue mode with two webhook processes, every delive
 		await cluster.startMain();
 		await cluster.startWorkers();
 		for (const [n, port] of PORTS.webhooks.entries())
-			webhooks.push(await startWebhookProcess(`webhook${n + 1}`, cluster.env, port, tgz));
-		proxy = await startProxy(webhooks.map((w) => w.baseUrl));
-		const url = `${proxy.url}/webhook/${target.webhookId}/webhook`;
+			webhooks.push(
+				await startWebhookProcess({
+					name: `webhook${n + 1}`,
+					dir: join(e2e.CACHE, 'hookbench-queue'),
+					env: cluster.env,
+					port,
+					tgz,
+				}),
+			);
 		for (const w of webhooks) {
 			const direct = `${w.baseUrl}/webhook/${target.webhookId}/webhook`;
 			await queue.waitUntil(
@@ -166,7 +136,7 @@ test('the webhook trigger in queue mode with two webhook processes, every delive
 				{ timeoutMs: 90_000, intervalMs: 1000, what: `the trigger on ${w.name}` },
 			);
 		}
-		log(`cluster up: main, worker, ${webhooks.length} webhook processes behind ${proxy.url}`);
+		log(`cluster up: main, worker, ${webhooks.length} webhook processes`);
 
 		const emitted = async (): Promise<Emission[]> => {
 			const list: Emission[] = [];
@@ -185,26 +155,49 @@ test('the webhook trigger in queue mode with two webhook processes, every delive
 
 		const outcomes: Outcome[] = [];
 		for (const variant of VARIANTS) {
-			const subscription = await sb.control.addSubscription({
-				url,
-				orgId: target.orgId,
-				repeats: 1,
-				maxDelayMs: variant.maxDelayMs,
-				seed: 7,
-			});
-			const perProcessBefore = [...proxy.counts];
+			const proxy: Proxy = await startDeliveryProxy(
+				webhooks.map((w) => w.baseUrl),
+				{ mode: variant.routing },
+			);
+			const url = `${proxy.url}/webhook/${target.webhookId}/webhook`;
+			const balanced = variant.routing === 'round-robin';
+			// Every delivery twice (one copy to each process), or, behind the load balancer, every
+			// delivery once and those of every twentieth event (its only run.failed) a second time, by
+			// a second subscription of the same URL: the repeat goes round robin like any request.
+			const subscriptions = balanced
+				? [
+						await sb.control.addSubscription({ url, orgId: target.orgId, seed: 7 }),
+						await sb.control.addSubscription({
+							url,
+							orgId: target.orgId,
+							eventTypes: ['run.failed'],
+							maxDelayMs: variant.maxDelayMs,
+							seed: 7,
+						}),
+					]
+				: [
+						await sb.control.addSubscription({
+							url,
+							orgId: target.orgId,
+							repeats: 1,
+							maxDelayMs: variant.maxDelayMs,
+							seed: 7,
+						}),
+					];
 			const readsBefore = (await readsBy(sb, target.apiKey)).length;
+			const before = new Set((await emitted()).map((execution) => execution.id));
 			const ids: string[] = [];
 			const start = Date.now();
 			for (let n = 0; n < EVENTS; n++) {
 				const at = start + (n * SPAN_MS) / EVENTS;
 				if (at > Date.now()) await sleep(at - Date.now());
+				const repeated = balanced && n % REPEAT_ONE_IN === REPEAT_ONE_IN - 1;
 				ids.push(
 					(
-						await sb.control.createEvents([{ type: 'run.completed', data: { n } }], {
-							orgId: target.orgId,
-							returnIds: true,
-						})
+						await sb.control.createEvents(
+							[{ type: repeated ? 'run.failed' : 'run.completed', data: { n } }],
+							{ orgId: target.orgId, returnIds: true },
+						)
 					).ids![0],
 				);
 			}
@@ -216,7 +209,7 @@ test('the webhook trigger in queue mode with two webhook processes, every delive
 			const deadline = Date.now() + 180_000;
 			for (;;) {
 				await sleep(2000);
-				list = await emitted();
+				list = (await emitted()).filter((execution) => !before.has(execution.id));
 				const counts = timesEmitted(list);
 				const found = ids.filter((id) => counts.has(id)).length;
 				if (found !== lastCount) {
@@ -232,8 +225,12 @@ test('the webhook trigger in queue mode with two webhook processes, every delive
 					break;
 			}
 			const counts = timesEmitted(list);
-			const deliveries = await sb.control.getDeliveries({ subscriptionId: subscription.id });
-			await sb.control.removeSubscription(subscription.id);
+			const deliveries = [];
+			for (const subscription of subscriptions) {
+				deliveries.push(...(await sb.control.getDeliveries({ subscriptionId: subscription.id })));
+				await sb.control.removeSubscription(subscription.id);
+			}
+			await proxy.close();
 			const createdAt = new Map(deliveries.map((d) => [d.eventIds[0], d.createdAtMs]));
 			const firstStart = new Map<string, number>();
 			for (const execution of [...list].sort((a, b) => a.startedAtMs - b.startedAtMs))
@@ -251,27 +248,43 @@ test('the webhook trigger in queue mode with two webhook processes, every delive
 				notAccepted: deliveries.filter((d) => d.status !== 202).length,
 				reads: (await readsBy(sb, target.apiKey)).length - readsBefore,
 				medianMs: latencies.length ? median(latencies) : NaN,
-				perProcess: proxy.counts.map((count, i) => count - perProcessBefore[i]),
+				perProcess: proxy.counts,
 			};
 			log(`${variant.key}: ${JSON.stringify({ ...outcome, variant: undefined })}`);
 			outcomes.push(outcome);
 		}
 
 		const version = e2e.versionInfo('2').version;
-		const goals: Goal[] = outcomes.map((outcome) => ({
-			goal: `queue mode, two webhook processes each receiving every delivery (${outcome.variant.label}): 0 events lost (catches a trigger whose state in one process hides events from the other)`,
-			figure: `${outcome.lost} of ${EVENTS} lost; ${outcome.twice} started twice (reported, no goal)`,
-			met: outcome.lost === 0,
-		}));
+		const everyToBoth = outcomes.find((o) => o.variant.key === 'together')!;
+		const goals: Goal[] = outcomes.map((outcome) =>
+			outcome.variant.routing === 'both'
+				? {
+						goal: `queue mode, two webhook processes each receiving every delivery (${outcome.variant.label}): 0 events lost (catches a trigger whose state in one process hides events from the other)`,
+						figure: `${outcome.lost} of ${EVENTS} lost; ${outcome.twice} started twice (reported, no goal)`,
+						met: outcome.lost === 0,
+					}
+				: {
+						goal: `queue mode, two webhook processes behind a load balancer (${outcome.variant.label}): 0 events lost (catches a trigger that counts on seeing every delivery, or on the process that saw the last one)`,
+						figure: `${outcome.lost} of ${EVENTS} lost; ${outcome.twice} started twice (reported, no goal; every delivery at both, sent at once: ${everyToBoth.twice})`,
+						met: outcome.lost === 0,
+					},
+		);
 		writeSuiteResults({
 			suite: 'webhook-queue',
 			title: 'Webhook trigger in queue mode with two webhook processes',
 			sections: [
 				{
-					heading: 'Every delivery at both webhook processes',
-					text: `n8n ${version} in queue mode on this machine (scripts/e2e/queue.js): Redis, PostgreSQL, a main (\`N8N_DISABLE_PRODUCTION_MAIN_PROCESS=true\`), one worker and two \`n8n webhook\` processes, each with the packed package in its own user folder, all with \`N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true\`. A copy of the example \`webhook-trigger.json\` is active; the sandbox's subscription points at a small proxy in the benchmark that sends the first copy of each delivery to the next webhook process in turn and the second copy to the other, so each process receives every delivery once. ${EVENTS} events created over ${SPAN_MS / 1000} s, each delivered twice; once with both copies sent at once, once with each copy held back a random 0–3 s. Lost: events no execution emitted. Started twice: events emitted by more than one execution. Latency: from an event's creation to the start of the first execution that emitted it (n8n's \`startedAt\`, on the worker). Reads: the trigger key's \`GET /events\`, both processes together.`,
+					heading:
+						'Every delivery at both webhook processes, and one at a time behind a load balancer',
+					text: `n8n ${version} in queue mode on this machine (scripts/e2e/queue.js): Redis, PostgreSQL, a main (\`N8N_DISABLE_PRODUCTION_MAIN_PROCESS=true\`), one worker and two \`n8n webhook\` processes, each with the packed package in its own user folder, all with \`N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true\`. A copy of the example \`webhook-trigger.json\` is active; the sandbox's subscriptions point at a small proxy (scripts/e2e/webhook-processes.js) in front of the two webhook processes. ${EVENTS} events created over ${SPAN_MS / 1000} s in each column. **Every delivery at both**: the subscription delivers each event twice, and the proxy sends the first copy to the next webhook process in turn and the second to the other, so each process receives every delivery once; once with both copies sent at once, once with each copy held back a random 0–3 s. **Behind a load balancer**: the proxy sends each request to the next webhook process in turn, whatever it holds, and the service repeats one delivery in ${REPEAT_ONE_IN}: every ${REPEAT_ONE_IN}th event is a \`run.failed\` (the others \`run.completed\`, both selected by the trigger), which a second subscription of the same URL delivers again, at once or held back a random 0–3 s; the repeat goes round robin too, so it usually reaches the other process. Lost: events no execution emitted. Started twice: events emitted by more than one execution. Latency: from an event's creation to the start of the first execution that emitted it (n8n's \`startedAt\`, on the worker). Reads: the trigger key's \`GET /events\`, both processes together.`,
 					table: {
-						columns: ['figure', ...outcomes.map((o) => o.variant.label)],
+						columns: [
+							'figure',
+							...outcomes.map(
+								(o) =>
+									`${o.variant.routing === 'both' ? 'every delivery at both: ' : 'load balancer: '}${o.variant.label}`,
+							),
+						],
 						rows: [
 							['events lost', ...outcomes.map((o) => `${o.lost} of ${EVENTS}`)],
 							['events started twice', ...outcomes.map((o) => `${o.twice} of ${EVENTS}`)],
@@ -301,7 +314,6 @@ test('the webhook trigger in queue mode with two webhook processes, every delive
 		});
 		expect(goals.filter((goal) => !goal.met)).toEqual([]);
 	} finally {
-		if (proxy) await proxy.close();
 		for (const w of webhooks) await w.stop();
 		await cluster.stopAll();
 		await sb.stop();

@@ -18,11 +18,14 @@ const PORTS = {
 	e2eWebhookRestartN8n2: 5685, // test/e2e/07-webhook-restart, n8n 2
 	e2eWebhookRestartN8n1: 5686, // test/e2e/07-webhook-restart, n8n 1
 	queueMain: 5700, // test/e2e-queue (E2E_QUEUE_PORT moves it)
+	queueWebhook1: 5701, // test/e2e-queue, the first `n8n webhook` process (the exactly-once example)
+	queueWebhook2: 5702, // test/e2e-queue, the second
 	// The benchmarks (npm run bench runs them one after another; they write these numbers themselves).
 	benchN8nBaseline: 5697, // scripts/bench/n8n-baseline.js
 	benchN8nExecutions: 5698, // scripts/bench/n8n-executions.js, bench/webhook.bench.ts
 	benchQueue: 5710, // scripts/e2e/queue-bench.js
 	benchQueueLimited: 5730, // scripts/bench/queue-limited.js (npm run bench:queue)
+	benchN8nBacklog: 5740, // scripts/bench/n8n-backlog.js (npm run bench:backlog)
 	benchWebhookSafety: 5681, // bench/webhook-safety.bench.ts
 	benchWebhookLatency: 5682, // bench/webhook-latency.bench.ts
 	benchWebhookQueueMain: 5720, // bench/webhook-queue.bench.ts, the main

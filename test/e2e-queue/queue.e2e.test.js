@@ -13,7 +13,12 @@
  *      Custom idempotency key (the caller's GUID per document) creates no second document,
  *      while Automatic keys (per execution, as documented) do;
  *   4. the trigger, active on the main since the start, emitted every event exactly once
- *      (late commits, lower ids) while the workers ran the executions.
+ *      (late commits, lower ids) while the workers ran the executions;
+ *   5. the example examples/queue-mode/webhook-exactly-once.json (the webhook trigger → an atomic
+ *      insert of the event id into PostgreSQL → only the execution that made the row goes on),
+ *      active since the start: its table created by its own "run once" branch, two `n8n webhook`
+ *      processes behind a proxy that sends every delivery to both (the trigger's worst case, where
+ *      it starts some events twice), and each event passes the Postgres node once.
  *
  * Run: npm run test:e2e:queue (scripts/e2e/ci-queue.sh installs what it needs first).
  */
@@ -23,11 +28,13 @@ const e2e = require('../../scripts/e2e/n8n');
 const { PORTS } = require('../../scripts/e2e/ports');
 const sbx = require('../../scripts/e2e/sandbox');
 const queue = require('../../scripts/e2e/queue');
-const { batchWorkflow, triggerWorkflow } = require('./workflows');
+const { startDeliveryProxy, startWebhookProcess } = require('../../scripts/e2e/webhook-processes');
+const { batchWorkflow, exactlyOnceExample, triggerWorkflow } = require('./workflows');
 const { waitFor, waitUntilSettled } = require('../e2e/helpers');
 
 const TRIGGER_EVENTS = ['run.completed', 'run.failed', 'review.created'];
 const MAIN_PORT = Number(process.env.E2E_QUEUE_PORT || PORTS.queueMain);
+const WEBHOOK_EVENTS = ['run.completed', 'run.failed'];
 const sleep = e2e.sleep;
 const log = (...a) => e2e.log('[queue]', ...a);
 
@@ -63,12 +70,16 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 	let main;
 	let flows; // sandbox workflows
 	let triggerOrg;
+	let webhookOrg;
 	const ids = {
 		cred: 'dwQueueCred00001',
 		triggerCred: 'dwQueueTrigCred1',
 		batchAuto: 'qBatchAutoKeys01',
 		batchCustom: 'qBatchCustomKey1',
 		trigger: 'qTriggerEvents01',
+		webhookCred: 'dwQueueHookCred1',
+		postgresCred: 'dwQueuePgCred001',
+		exactlyOnce: 'qWebhookOnce0001',
 	};
 	const trigger = { expected: [], unselected: [], createdAt: 0, lateDueAt: 0, apiKey: '' };
 
@@ -106,6 +117,8 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		};
 		triggerOrg = await c.createOrg({ name: 'queue trigger org' });
 		const triggerKey = await c.createKey({ orgId: triggerOrg.id, name: 'queue trigger' });
+		webhookOrg = await c.createOrg({ name: 'queue webhook org' });
+		const webhookKey = await c.createKey({ orgId: webhookOrg.id, name: 'queue webhook' });
 		trigger.apiKey = triggerKey.key;
 
 		cluster = new queue.QueueCluster({ tgz, mainPort: MAIN_PORT, workers: 2, concurrency: 10 });
@@ -120,6 +133,26 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 				baseUrl: sandbox.baseUrl,
 				apiKey: triggerKey.key,
 			}),
+			e2e.documentWorkflowCredential({
+				id: ids.webhookCred,
+				name: 'Document Workflow API (webhook org)',
+				baseUrl: sandbox.baseUrl,
+				apiKey: webhookKey.key,
+			}),
+			// The example's Postgres credential: the PostgreSQL queue mode runs on, as a user fills it in.
+			{
+				id: ids.postgresCred,
+				name: 'PostgreSQL (queue mode)',
+				type: 'postgres',
+				data: {
+					host: cluster.pg.host,
+					port: cluster.pg.port,
+					database: cluster.pg.database,
+					user: cluster.pg.user,
+					password: cluster.pg.password,
+					ssl: 'disable',
+				},
+			},
 		]);
 		const workflows = [
 			batchWorkflow({
@@ -143,6 +176,11 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 				credential: cred,
 			}),
 			triggerWorkflow({ id: ids.trigger, credential: triggerCred, events: TRIGGER_EVENTS }),
+			exactlyOnceExample({
+				id: ids.exactlyOnce,
+				credential: { id: ids.webhookCred, name: 'Document Workflow API (webhook org)' },
+				postgres: { id: ids.postgresCred, name: 'PostgreSQL (queue mode)' },
+			}),
 		];
 		await main.importWorkflows(workflows);
 		for (const wf of workflows) await main.activateWorkflow(wf.id);
@@ -544,5 +582,156 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		};
 		log(`trigger: ${JSON.stringify(report.trigger)}`);
 		expect(main.packageLoadErrors()).toEqual([]);
+	});
+	test('the exactly-once example: two webhook processes receiving every delivery start some events twice, and each event passes the Postgres node once', async () => {
+		const c = sandbox.control;
+		const EVENTS = 40;
+		// The worker killed above comes back: the example's executions run on both workers.
+		await cluster.startWorkers();
+		// The example's one-time set-up, as its sticky note asks: run "Run once to create the table"
+		// (`n8n execute` starts from the Manual Trigger, as Execute workflow in the editor does).
+		const setup = await main.execute(ids.exactlyOnce);
+		expect({ ok: setup.ok, error: setup.run?.data?.resultData?.error?.message }).toEqual({
+			ok: true,
+			error: undefined,
+		});
+		expect(cluster.pg.query('select count(*) from processed_events')).toEqual([['0']]);
+
+		const workflow = await main.rest('GET', `workflows/${ids.exactlyOnce}`);
+		const trigger = workflow.nodes.find((node) => node.type === e2e.NODE_TYPES[2]);
+		expect(trigger.parameters.events).toEqual(WEBHOOK_EVENTS);
+		const webhooks = [];
+		let proxy;
+		try {
+			// Two webhook processes (the setting the docs ask for on n8n 2.x), both receiving every delivery.
+			for (const [n, port] of [PORTS.queueWebhook1, PORTS.queueWebhook2].entries())
+				webhooks.push(
+					await startWebhookProcess({
+						name: `webhook${n + 1}`,
+						dir: cluster.dir,
+						env: { ...cluster.env, N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' },
+						port,
+						tgz: cluster.tgz,
+					}),
+				);
+			const hookPath = `/webhook/${trigger.webhookId}/webhook`;
+			for (const w of webhooks)
+				await waitFor(
+					async () =>
+						(
+							await fetch(`${w.baseUrl}${hookPath}`, {
+								method: 'POST',
+								headers: { 'content-type': 'application/json' },
+								body: '{"id":"warm-up"}',
+							})
+						).status === 400,
+					{ what: `the trigger on ${w.name}`, timeoutMs: 90000, intervalMs: 1000 },
+				);
+			proxy = await startDeliveryProxy(
+				webhooks.map((w) => w.baseUrl),
+				{ mode: 'both' },
+			);
+			// Each delivery sent twice, at once: the proxy sends one copy to each webhook process.
+			const subscription = await c.addSubscription({
+				url: `${proxy.url}${hookPath}`,
+				orgId: webhookOrg.id,
+				repeats: 1,
+				seed: 11,
+			});
+			const created = [];
+			const t0 = Date.now();
+			for (let n = 0; n < EVENTS; n++) {
+				const at = t0 + n * 100;
+				if (at > Date.now()) await sleep(at - Date.now());
+				created.push(
+					...(
+						await c.createEvents([{ type: WEBHOOK_EVENTS[n % 5 === 4 ? 1 : 0], data: { n } }], {
+							orgId: webhookOrg.id,
+							returnIds: true,
+						})
+					).ids,
+				);
+			}
+			await sandbox.subscriptions.settled();
+			const deliveries = await c.getDeliveries({ subscriptionId: subscription.id });
+			expect(deliveries.filter((d) => d.status !== 202)).toEqual([]);
+			expect(proxy.counts).toEqual([EVENTS, EVENTS]);
+
+			// Every event claimed, then the executions settle (nothing new for 10 s).
+			const claimed = () => cluster.pg.query('select event_id from processed_events');
+			await waitFor(async () => claimed().length >= EVENTS, {
+				what: 'every event claimed in processed_events',
+				timeoutMs: 120000,
+				intervalMs: 1000,
+			});
+			let settled = '';
+			await waitFor(
+				async () => {
+					const now = JSON.stringify(cluster.executions(ids.exactlyOnce));
+					const quiet = now === settled;
+					settled = now;
+					return quiet && !/"status":"(new|running)"/.test(now);
+				},
+				{ what: 'the executions to settle', timeoutMs: 120000, intervalMs: 10000 },
+			);
+
+			const runs = [];
+			for (const ex of cluster.executions(ids.exactlyOnce).filter((e) => e.mode === 'webhook')) {
+				const full = await main.getExecution(ex.id);
+				const out = (name) =>
+					(e2e.N8nInstance.nodeOutput({ data: full.data }, name) || []).map((i) => i.json);
+				runs.push({
+					status: ex.status,
+					trigger: out('Document Workflow Webhook Trigger').map((e) => e.id),
+					claimed: out('Claim the event id'),
+					passed: out('Only events claimed now').map((r) => r.event_id),
+					events: out('The event, once'),
+				});
+			}
+			const count = (list) => {
+				const times = new Map();
+				for (const id of list) times.set(id, (times.get(id) || 0) + 1);
+				return times;
+			};
+			const triggered = count(runs.flatMap((r) => r.trigger));
+			const startedTwice = created.filter((id) => triggered.get(id) > 1).length;
+			report.exactlyOnce = {
+				events: EVENTS,
+				executions: runs.length,
+				triggerItems: runs.reduce((n, r) => n + r.trigger.length, 0),
+				startedTwice,
+				rows: claimed().length,
+				passed: runs.reduce((n, r) => n + r.passed.length, 0),
+				deliveriesPerProcess: proxy.counts,
+			};
+			log(`exactly-once example: ${JSON.stringify(report.exactlyOnce)}`);
+
+			for (const run of runs) expect(run.status).toBe('success');
+			// The trigger started every event, some of them twice (two processes read the same new
+			// events before either saw the other's cursor): the case the example is for.
+			expect([...triggered.keys()].sort()).toEqual([...created].sort());
+			expect(startedTwice).toBeGreaterThan(0);
+			// The table holds each event once; each passed the Postgres node once, as the API lists it.
+			expect(
+				claimed()
+					.map(([id]) => id)
+					.sort(),
+			).toEqual([...created].sort());
+			const passed = runs.flatMap((r) => r.passed);
+			expect(passed.sort()).toEqual([...created].sort());
+			const events = runs.flatMap((r) => r.events);
+			expect(events.map((e) => e.id).sort()).toEqual([...created].sort());
+			const listed = new Map(
+				(await c.listEvents({ orgId: webhookOrg.id })).map((e) => [e.id, e.type]),
+			);
+			for (const event of events) expect(event.type).toBe(listed.get(event.id));
+			// A repeat's insert returned nothing: its execution carried on with no event.
+			const claimedRows = runs.flatMap((r) => r.claimed).filter((row) => row.event_id);
+			expect(claimedRows).toHaveLength(EVENTS);
+			await c.removeSubscription(subscription.id);
+		} finally {
+			if (proxy) await proxy.close();
+			for (const w of webhooks) await w.stop();
+		}
 	});
 });

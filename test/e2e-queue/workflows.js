@@ -6,6 +6,9 @@
  * Document Workflow node (submit-and-wait) and answers the webhook with a summary.
  */
 const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+const e2e = require('../../scripts/e2e/n8n');
 
 const PACKAGE = 'n8n-nodes-document-workflow';
 
@@ -124,4 +127,22 @@ function triggerWorkflow({ id, credential, events }) {
 	};
 }
 
-module.exports = { batchWorkflow, triggerWorkflow };
+const EXACTLY_ONCE = path.join(e2e.ROOT, 'examples', 'queue-mode', 'webhook-exactly-once.json');
+
+/**
+ * The example examples/queue-mode/webhook-exactly-once.json as a user imports it, with the
+ * credentials its sticky note asks for: the Document Workflow one on the trigger, a Postgres one on
+ * both Postgres nodes. Nothing else changes.
+ */
+function exactlyOnceExample({ id, credential, postgres }) {
+	const workflow = e2e.wireExample(
+		'webhook-exactly-once.json',
+		JSON.parse(fs.readFileSync(EXACTLY_ONCE, 'utf8')),
+		{ CREDENTIAL_ID: credential.id, CREDENTIAL_NAME: credential.name },
+	);
+	for (const node of workflow.nodes)
+		if (node.type === 'n8n-nodes-base.postgres') node.credentials = { postgres };
+	return { ...workflow, id, active: false };
+}
+
+module.exports = { batchWorkflow, exactlyOnceExample, triggerWorkflow };
