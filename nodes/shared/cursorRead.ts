@@ -75,11 +75,11 @@ async function inPlace(ask: PageReader, after: string | null, ids: string[], pag
 }
 
 /**
- * The events after the cursor that are not done, and its next state. With `recheck` it also goes
- * over what was read before (events committed late), counting first: one request when nothing
- * entered, a binary search for where something did. New events come first (the few read before
- * count apart from `maxEvents`), so a trigger catching up emits some every read. Pages by key (each after the last id read): events that commit or
- * expire meanwhile neither hide one nor list one twice.
+ * The events after the cursor not done yet, and its next state. With `recheck` it also goes over
+ * what was read before (events committed late), counting first: one request when nothing entered,
+ * a binary search for where something did. New events come first (the few read before count apart
+ * from `maxEvents`), so a trigger catching up emits some every read. Pages by key (each after the
+ * last id read), so events committed or expired meanwhile hide none and list none twice.
  */
 export async function readEvents(
 	read: PageReader,

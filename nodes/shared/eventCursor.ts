@@ -53,18 +53,13 @@ export function startingAfter(event: IDataObject | null, listed: IDataObject[] =
 }
 
 /** The newest id the cursor knows (where new events follow), or `after`. */
-export function frontier(cursor: EventCursor): string | null {
-	let newest = cursor.after;
-	for (const id in cursor.listed) if (newest === null || compareIds(id, newest) > 0) newest = id;
-	return newest;
-}
+export const frontier = (cursor: EventCursor): string | null =>
+	Object.keys(cursor.listed).reduce((max, id) => (id > max ? id : max), cursor.after ?? '') || null;
 
 /** The `createdOn` of the oldest event the cursor knows (`after`, else the oldest listed); NaN: none. */
 export function oldestKnownMs(cursor: EventCursor): number {
-	if (cursor.afterCreatedOnMs !== null) return cursor.afterCreatedOnMs;
 	const times = Object.values(cursor.listed).filter((ms) => ms !== null) as number[];
-	const oldest = times.reduce((min, ms) => Math.min(min, ms), Infinity);
-	return oldest === Infinity ? NaN : oldest;
+	return cursor.afterCreatedOnMs ?? times.reduce((min, ms) => (min < ms ? min : ms), NaN);
 }
 
 export const isDone = (cursor: EventCursor, id: string): boolean =>
