@@ -8,7 +8,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { waitOutputFields } from '../helpers/runOutput';
 import { apiRequest } from '../../shared/transport';
 import type { Answer, Run, WaitOutcome } from './policy';
-import { FINAL_STATUSES } from './policy';
+import { FINAL_STATUSES, maxWaitEnd } from './policy';
 
 /** How the wait ended, in every item it returns (`waitOutcome`): at a final status, or else. */
 type FinalStatus = 'completed' | 'failed' | 'cancelled';
@@ -39,7 +39,7 @@ export async function checkRun(
 	run: Run,
 	signal: AbortSignal,
 ): Promise<Answer> {
-	const { settings, maxWaitEndsAt } = run.wait;
+	const { settings } = run.wait;
 	const { itemIndex } = run.target;
 	const request = {
 		method: 'GET' as const,
@@ -49,7 +49,7 @@ export async function checkRun(
 	const options = { acceptStatuses: [404], signal };
 	const response = await apiRequest<IDataObject>(ctx, { ...request, itemIndex }, options);
 	const now = Date.now();
-	const atLimit = maxWaitEndsAt !== undefined && now >= maxWaitEndsAt;
+	const atLimit = now >= maxWaitEnd(run);
 	if (response.statusCode === 404) {
 		// Within the grace period the run may simply not exist yet.
 		if (now - (run.notFoundSince ?? now) >= settings.notFoundGraceMs)

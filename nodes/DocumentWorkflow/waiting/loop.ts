@@ -21,12 +21,11 @@ import { checkRun, timeLimitOutcome } from './check';
 import type { Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
 import { BUSY_SLICE_MS, Policy, timeLimitReached } from './policy';
 
-/** An execution's wait: `over` ends its checks, `beforeLimit` those sent before its time limit. */
+/** An execution's wait: `over` ends its checks. */
 interface Execution {
 	readonly ctx: IExecuteFunctions;
 	readonly failFast: boolean;
 	readonly over: AbortController;
-	readonly beforeLimit: AbortController;
 	failure?: Error;
 	settle(): void;
 }
@@ -39,6 +38,8 @@ export class Watcher {
 	running = false;
 	private readonly executions = new Map<Wait, Execution>();
 	private read?: { controller: AbortController; deadline: number };
+	/** Each check in flight: what cuts it off, and whether it left before its run's time limit. */
+	private readonly checks = new Map<Run, { cut: AbortController; beforeLimit: boolean }>();
 
 	async wait(
 		ctx: IExecuteFunctions,
@@ -47,10 +48,10 @@ export class Watcher {
 		failFast: boolean,
 	): Promise<WaitOutcome[]> {
 		const wait = this.policy.begin(targets, settings, Date.now());
-		const [over, beforeLimit] = [new AbortController(), new AbortController()];
+		const over = new AbortController();
 		let settle!: () => void;
 		const done = new Promise<void>((resolve) => (settle = resolve));
-		const execution: Execution = { ctx, failFast, over, beforeLimit, settle };
+		const execution: Execution = { ctx, failFast, over, settle };
 		this.executions.set(wait, execution);
 		if (!this.running) void this.loop();
 		await done;
@@ -82,15 +83,19 @@ export class Watcher {
 	private endIfOver(wait: Wait, execution: Execution, now: number): void {
 		const { ctx } = execution;
 		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
-		const limit = timeLimitReached(wait, now);
-		if (limit !== 'no') execution.beforeLimit.abort();
-		for (const run of limit === 'passed' ? wait.runs : [])
-			run.outcome ??= timeLimitOutcome(ctx, run);
+		for (const run of wait.runs) {
+			const limit = timeLimitReached(run, now);
+			// At its limit a check sent before makes way for the last one; past it, that one ends too.
+			const check = this.checks.get(run);
+			if (check && (limit === 'passed' || (limit === 'reached' && check.beforeLimit)))
+				check.cut.abort();
+			if (limit === 'passed') run.outcome ??= timeLimitOutcome(ctx, run);
+		}
 		// Without Continue On Fail any item's error fails the wait: decided here only, where the wait
 		// ends, so that no error (a check's, the time limit's) can end it as an item.
 		if (execution.failFast)
 			execution.failure ??= wait.runs.find((run) => run.outcome?.error)?.outcome?.error;
-		if (execution.failure || limit === 'passed') execution.over.abort();
+		if (execution.failure) execution.over.abort();
 		// Its checks end at once when aborted; they are awaited, so nothing of the wait outlives it.
 		if (wait.inFlight > 0 || (!execution.failure && wait.runs.some((run) => !run.outcome))) return;
 		this.policy.waits.delete(wait);
@@ -100,12 +105,13 @@ export class Watcher {
 
 	private async check(run: Run): Promise<void> {
 		const execution = this.executions.get(run.wait)!;
-		const { ctx, over, beforeLimit } = execution;
+		const { ctx, over } = execution;
 		const cancel = cancelSignalOf(ctx);
-		// A wait that ended (failed, cancelled, past its limit) sends nothing more.
+		// A wait that ended (failed, cancelled) sends nothing more.
 		if (over.signal.aborted || cancel?.aborted) return this.policy.released(run);
-		const limit = beforeLimit.signal.aborted ? [] : [beforeLimit.signal];
-		const signal = AbortSignal.any([over.signal, ...(cancel ? [cancel] : []), ...limit]);
+		const cut = new AbortController();
+		this.checks.set(run, { cut, beforeLimit: timeLimitReached(run, Date.now()) === 'no' });
+		const signal = AbortSignal.any([over.signal, cut.signal, ...(cancel ? [cancel] : [])]);
 		try {
 			this.policy.answered(run, await checkRun(ctx, run, signal), Date.now());
 		} catch (error) {
@@ -113,6 +119,8 @@ export class Watcher {
 			if (signal.aborted || execution.failure) return this.policy.released(run);
 			const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
 			this.policy.answered(run, { kind: 'done', outcome }, Date.now());
+		} finally {
+			this.checks.delete(run);
 		}
 	}
 

@@ -16,6 +16,7 @@ export const PROBES = 8;
 export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
 export const ANSWER_MS = 50;
+export const LAST_ANSWER_MS = 2000;
 export const BUSY_SLICE_MS = 5;
 
 /** The wait's options as the node reads them (`../actions/waitOptions.ts` describes each). */
@@ -85,6 +86,8 @@ export interface Run {
 	linedUpAge?: number;
 	doneAge?: number;
 	named: boolean;
+	/** When the read at its Max Wait Time was sent. */
+	lastCheckAt?: number;
 }
 
 /** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`. */
@@ -92,7 +95,6 @@ export interface Wait {
 	readonly runs: Run[];
 	readonly settings: WaitSettings;
 	readonly beganAt: number;
-	readonly maxWaitEndsAt?: number;
 	probes: Run[];
 	rotating?: boolean;
 	rotationAt?: number;
@@ -108,11 +110,16 @@ const ofOneLength = (k?: Lengths) => !!k && k.runs > 1 && k.longest <= k.shortes
 const firstAgeOf = (settings: WaitSettings, learned = 0) =>
 	Math.max(settings.initialPollIntervalMs, learned + ANSWER_MS);
 
-/** At its Max Wait Time a wait's runs are read once more (a check in flight anew); past it by the
- * First Check Interval, the wait ends with its runs' last answers. */
-export function timeLimitReached(wait: Wait, now: number): 'no' | 'reached' | 'passed' {
-	if (wait.maxWaitEndsAt === undefined || now < wait.maxWaitEndsAt) return 'no';
-	return now < wait.maxWaitEndsAt + wait.settings.initialPollIntervalMs ? 'reached' : 'passed';
+/** When a run's wait ends at the latest: Max Wait Time after its submission (by id: the wait's start). */
+export const maxWaitEnd = ({ target, wait }: Run): number =>
+	(target.submittedAt ?? wait.beganAt) + (wait.settings.maxWaitMs || Infinity);
+
+/** At its Max Wait Time a run is read once more (a check in flight anew); that read may answer
+ * within LAST_ANSWER_MS (at most the First Check Interval), then the run ends with its last answer. */
+export function timeLimitReached(run: Run, now: number): 'no' | 'reached' | 'passed' {
+	if (now < maxWaitEnd(run)) return 'no';
+	const lastAnswerMs = Math.min(LAST_ANSWER_MS, run.wait.settings.initialPollIntervalMs);
+	return now < (run.lastCheckAt ?? Infinity) + lastAnswerMs ? 'reached' : 'passed';
 }
 
 export const ONE_LENGTH = 1 + RUN_SHARE;
@@ -136,6 +143,7 @@ export class Policy {
 	private apiAhead?: number;
 	private misses = 0;
 	private failures = 0;
+	private failedAt = -Infinity;
 	/** Runs seen final by their own read while naming is unknown, and when. */
 	private evidence: Array<{ runId: string; seenAt: number }> = [];
 	/** Where the next read of the list starts (the first reads from the start, for its end). */
@@ -151,8 +159,7 @@ export class Policy {
 	private coldSince = Infinity;
 
 	begin(targets: WaitTarget[], settings: WaitSettings, now: number): Wait {
-		const maxWaitEndsAt = settings.maxWaitMs > 0 ? now + settings.maxWaitMs : undefined;
-		const wait: Wait = { runs: [], settings, beganAt: now, maxWaitEndsAt, probes: [], inFlight: 0 };
+		const wait: Wait = { runs: [], settings, beganAt: now, probes: [], inFlight: 0 };
 		for (const target of targets) {
 			const known = this.lengthsOf(target.workflowId);
 			const oneLength = ofOneLength(known);
@@ -176,7 +183,7 @@ export class Policy {
 		this.coldSince = Math.min(...cold.map((run) => run.bornAt));
 		// A read is worth it for two runs, or for one where events are known to name their run.
 		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
-		const covering = this.namesRuns !== false && this.failures < LIST_MISSES && enough;
+		const covering = this.namesRuns !== false && !this.listPaused(now) && enough;
 		const reading = this.readingSince !== undefined;
 		const listAt = covering && !reading ? this.listDueAt(candidates, now) : Infinity;
 		const waits = [...this.waits];
@@ -201,6 +208,7 @@ export class Policy {
 				run.wait.rotationAt = now + this.gap(run.wait, now - run.bornAt, PROBE_SHARE);
 				run.wait.oldestTurn = !run.wait.oldestTurn;
 			}
+			if (now >= maxWaitEnd(run)) run.lastCheckAt ??= now;
 			checks.push(run);
 			inFlight++;
 		}
@@ -244,6 +252,7 @@ export class Policy {
 		const [startedAt, previousRead] = [this.readingSince ?? now, this.readFrom];
 		this.readingSince = undefined;
 		this.failures = failed ? this.failures + 1 : 0;
+		if (failed) this.failedAt = now;
 		if (!events) return;
 		const fresh = events.filter((event) => !this.lastIds.has(String(event.id)));
 		this.lastIds = new Set(events.map((event) => String(event.id)));
@@ -277,6 +286,14 @@ export class Policy {
 		[this.evidence, this.misses] = [this.evidence.slice(missed), this.misses + missed];
 		if (this.misses >= LIST_MISSES && this.namesRuns === undefined)
 			[this.namesRuns, this.evidence] = [false, []];
+	}
+
+	/** After LIST_MISSES failed reads in a row the list rests a Longest Check Interval, twice as
+	 * long after each further failure (up to LIST_MISSES times): a lost scope may come back. */
+	private listPaused(now: number): boolean {
+		if (this.failures < LIST_MISSES) return false;
+		const longest = Math.max(0, ...[...this.waits].map((wait) => wait.settings.maxPollIntervalMs));
+		return now < this.failedAt + longest * 2 ** Math.min(this.failures - LIST_MISSES, LIST_MISSES);
 	}
 
 	/** What this process learned of a workflow's run lengths, on our clock. */
@@ -338,7 +355,7 @@ export class Policy {
 			if (inTurn === run) due = Math.min(due ?? Infinity, turn);
 		}
 		if (due !== undefined && cover.has(run)) due = this.coveredDue(run, due, now);
-		return Math.min(due ?? Infinity, wait.maxWaitEndsAt ?? Infinity);
+		return Math.min(due ?? Infinity, maxWaitEnd(run));
 	}
 
 	/** A run the list looks at is read by itself a gap past the last look, or once much older. */

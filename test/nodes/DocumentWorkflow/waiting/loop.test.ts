@@ -269,3 +269,94 @@ describe('what runs seen final tell of the event list', () => {
 		expect(reads).toEqual([1, 1, 1]);
 	});
 });
+
+describe('a list that failed', () => {
+	const env = useSandbox();
+
+	/** One execution per length, all at once, each waiting on its own run. */
+	async function atOnce(lengths: number[], options: Record<string, unknown>, wf: string) {
+		for (const ms of lengths)
+			await env.sandbox.control.setNextScripts(wf, [
+				{ status: 'running', ms },
+				{ status: 'completed' },
+			]);
+		return await Promise.all(
+			lengths.map(() => env.run(waitParams(wf, options), { items: pdfItems(1) })),
+		);
+	}
+
+	it('is read again once the key has its events:read scope back', async () => {
+		const keys = await env.sandbox.control.listKeys();
+		const key = keys.find((candidate) => candidate.key === env.credentials.apiKey)!;
+		const all = key.scopes;
+		await env.sandbox.control.updateKey(key.id, { scopes: all.filter((s) => s !== 'events:read') });
+		const options = { maxPollIntervalSeconds: 0.5 };
+		const first = await atOnce([4000, 4000, 4000, 4000], options, env.sandbox.defaultWorkflowId);
+		expect(first.map(({ items }) => items[0].json.waitOutcome)).toEqual(
+			new Array(4).fill('completed'),
+		);
+		const refused = await requests(env, { method: 'GET', pathPrefix: '/events' });
+		expect(refused.filter((entry) => entry.status === 403).length).toBeGreaterThanOrEqual(3);
+		await env.sandbox.control.updateKey(key.id, { scopes: all });
+		const restoredAt = Date.now();
+		// Runs of a workflow this process has not seen: the list is what looks at them.
+		const { id: other } = await env.sandbox.control.createWorkflow({ name: 'other' });
+		await atOnce([6000, 6000, 6000, 6000], options, other);
+		// Before, three failed reads turned the list off for this key for the life of the process.
+		const read = (await requests(env, { method: 'GET', pathPrefix: '/events' })).filter(
+			(entry) => entry.status === 200 && entry.realTimeMs > restoredAt,
+		);
+		expect(read.length).toBeGreaterThan(0);
+	});
+});
+
+describe('Max Wait Time, for each run', () => {
+	const env = useSandbox();
+
+	it("counts from the run's submission, not from the end of its batch's uploads", async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setNextScripts(
+			wf,
+			[{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+			5,
+		);
+		// Uploads take 600 ms each, one at a time: the first run's Max Wait Time (1.2 s from its
+		// submission) is over before the last document is uploaded.
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 600,
+			method: 'POST',
+			pathPrefix: '/workflows/',
+		});
+		const result = await env.run(
+			waitParams(wf, { concurrency: 1, maxWaitMinutes: 1200 / 60_000, onTimeLimit: 'item' }),
+			{ items: pdfItems(5) },
+		);
+		expect(result.items.map((item) => item.json.waitOutcome)).toEqual(
+			new Array(5).fill('timeLimit'),
+		);
+		// Its last read left an answer: the item holds the run's status then.
+		// Its last read left an answer: the item holds the run's status then.
+		expect(result.items[0].json.status).toBe('running');
+		// Past its limit when the waiting began, the first run is read once, at its limit. Before,
+		// every run was read until Max Wait Time after the last upload.
+		const firstRun = `/runs/${String(result.items[0].json.runId)}`;
+		const reads = (await requests(env)).filter((entry) => pathOf(entry) === firstRun);
+		expect(reads).toHaveLength(1);
+	});
+
+	it('ends at Max Wait Time, not a First Check Interval after it', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		// The run ends after its 3 s limit and before the 10 s First Check Interval is over.
+		await env.sandbox.control.setNextScripts(wf, [
+			{ status: 'running', ms: 6000 },
+			{ status: 'completed' },
+		]);
+		const result = await env.run(
+			waitParams(wf, { initialPollIntervalSeconds: 10, maxWaitMinutes: 0.05, onTimeLimit: 'item' }),
+			{ items: pdfItems(1) },
+		);
+		// A wait that went on for a First Check Interval past its limit would find the run completed.
+		expect(result.items[0].json).toMatchObject({ waitOutcome: 'timeLimit', finished: false });
+	});
+});

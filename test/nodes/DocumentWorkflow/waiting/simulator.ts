@@ -12,6 +12,7 @@ import {
 	BUSY_SLICE_MS,
 	FINAL_STATUSES,
 	Policy,
+	maxWaitEnd,
 	timeLimitReached,
 } from '../../../../nodes/DocumentWorkflow/waiting/policy';
 import { PAUSE_SLICE_MS } from '../../../../nodes/shared/transport/cancellation';
@@ -336,7 +337,7 @@ export class SimProcess {
 				][1] as IDataObject,
 			(body) => {
 				// As check.ts: not final is pending, unless its Max Wait Time has come.
-				const limitAt = run.wait.maxWaitEndsAt ?? Infinity;
+				const limitAt = maxWaitEnd(run);
 				if (!FINAL_STATUSES.includes(String(body.status)))
 					return answered(body, this.sim.now >= limitAt ? 'done' : 'pending');
 				if (!run.wait.settings.includeOutput) {
@@ -382,8 +383,9 @@ export class SimProcess {
 	private turn(): void {
 		const { sim } = this;
 		for (const [wait, ended] of this.executions) {
-			if (timeLimitReached(wait, sim.now) === 'passed')
-				for (const run of wait.runs) run.outcome ??= { itemIndex: 0, item: { json: {} } };
+			for (const run of wait.runs)
+				if (timeLimitReached(run, sim.now) === 'passed')
+					run.outcome ??= { itemIndex: 0, item: { json: {} } };
 			if (wait.runs.some((run) => !run.outcome) || wait.inFlight > 0) continue;
 			this.policy.waits.delete(wait);
 			this.executions.delete(wait);
