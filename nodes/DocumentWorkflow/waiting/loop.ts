@@ -18,6 +18,7 @@ import {
 	normalizeBaseUrl,
 } from '../../shared/transport';
 import { checkRun, timeLimitOutcome } from './check';
+import { firstListPage, nextListPage } from './listWindow';
 import type { Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
 import { BUSY_SLICE_MS, Policy, timeLimitReached } from './policy';
 
@@ -131,15 +132,19 @@ export class Watcher {
 		const { signal } = read.controller;
 		const ctx = contextEndingWith(first.ctx, signal);
 		const limits = { retry: { deadline }, timeoutMs: deadline - now, signal };
-		const after = this.policy.listAfter;
+		const { list } = this.policy;
+		const [after, firstPage] = [list.after, firstListPage(list)];
 		let events: IDataObject[] | undefined;
 		try {
-			const start = await readEventPage(ctx, { after }, limits);
-			events = [...start.events];
-			// After a cursor every page counts (a skipped one hides its runs); from the list's start
-			// (the first read) only its end. The read's deadline bounds the pages.
-			for (let page = after ? 2 : start.pages; page > 1 && page <= start.pages; page++)
-				events.push(...(await readEventPage(ctx, { after, page }, limits)).events);
+			// Every page with events not seen counts (a skipped one hides its runs); the read's
+			// deadline bounds the pages.
+			const pages: IDataObject[] = [];
+			for (let page: number | undefined = firstPage; page !== undefined; ) {
+				const answer = await readEventPage(ctx, { after, page }, limits);
+				pages.push(...answer.events);
+				page = nextListPage(list, firstPage, page, answer, pages);
+			}
+			events = pages;
 		} catch {
 			// No `events:read` scope, a slow list: the waits go on with their own checks.
 		}

@@ -7,6 +7,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { LruMap } from '../../shared/lruMap';
 import { KEYS_KEPT } from '../../shared/transport/rateLimits';
+import { newListWindow, takeListRead } from './listWindow';
 
 export const PROBE_SHARE = 0.08;
 export const RUN_SHARE = 0.2;
@@ -129,7 +130,6 @@ const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const idsIn = (data: unknown) => (JSON.stringify(data ?? null).match(UUIDS) ?? []).map(lower);
 const lower = (text: unknown) => String(text ?? '').toLowerCase();
 const timeOf = (value: unknown): number => Date.parse(String(value));
-const idOf = (event: IDataObject | undefined) => (event ? String(event.id) : undefined);
 const pendingRuns = (wait: Wait): Run[] => wait.runs.filter((run) => !run.outcome);
 const byAge = (a: Run, b: Run) => a.bornAt - b.bornAt || a.target.itemIndex - b.target.itemIndex;
 const workflowOf = (run: Run) => lower(run.lastAnswer?.workflowId ?? run.target.workflowId).trim();
@@ -146,11 +146,8 @@ export class Policy {
 	private failedAt = -Infinity;
 	/** Runs seen final by their own read while naming is unknown, and when. */
 	private evidence: Array<{ runId: string; seenAt: number }> = [];
-	/** Where the next read of the list starts (the first reads from the start, for its end). */
-	listAfter?: string;
-	private anchored = false;
-	private newest?: string;
-	private lastIds = new Set<string>();
+	/** Where the next read of the list starts, and the ids seen since (`listWindow.ts`). */
+	readonly list = newListWindow();
 	/** When the read in flight began, the last that succeeded, the last with no end to place. */
 	private readingSince?: number;
 	private readFrom = -Infinity;
@@ -194,7 +191,7 @@ export class Policy {
 		// A hint older than the Longest Check Interval is of no use to any wait.
 		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
 		// From the first read on (it looks too, though it only finds where the list ends).
-		const looking = covering && (this.anchored || this.readingSince !== undefined);
+		const looking = covering && (this.list.anchored || this.readingSince !== undefined);
 		const cover = new Set(looking ? candidates : []);
 		const runs = waits.flatMap(pendingRuns);
 		const turns = new Map(waits.map((wait) => [wait, wait.rotating && this.nextInRotation(wait)]));
@@ -254,15 +251,11 @@ export class Policy {
 		this.failures = failed ? this.failures + 1 : 0;
 		if (failed) this.failedAt = now;
 		if (!events) return;
-		const fresh = events.filter((event) => !this.lastIds.has(String(event.id)));
-		this.lastIds = new Set(events.map((event) => String(event.id)));
-		// Each read starts past the newest id of the read before the last: events committed a
-		// little late are still seen. The first read only finds where the list ends.
-		const newest = idOf(events[events.length - 1]) ?? this.newest;
-		this.listAfter = this.anchored ? (this.newest ?? idOf(events[0])) : newest;
-		this.newest = newest;
+		// The first read only finds where the list ends; each after it goes minutes back.
+		const anchoring = !this.list.anchored;
+		const fresh = takeListRead(this.list, events);
 		this.readFrom = startedAt;
-		if (!this.anchored) return void ([this.anchored, this.lookedFrom] = [true, startedAt]);
+		if (anchoring) return void (this.lookedFrom = startedAt);
 		const runs = [...this.waits].flatMap(pendingRuns);
 		const pending = new Map(runs.map((run) => [lower(run.runId), run]));
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
@@ -333,7 +326,7 @@ export class Policy {
 
 	/** When the list is due: each run looked at within its share of its age at the last read. */
 	private listDueAt(candidates: Run[], now: number): number {
-		if (!this.anchored) return -Infinity;
+		if (!this.list.anchored) return -Infinity;
 		let at = Infinity;
 		for (const run of candidates) {
 			const { bornAt, earliest, share } = this.lookBasis(run, now);
@@ -413,7 +406,7 @@ export class Policy {
 			next.dueAt = Math.min(next.dueAt ?? Infinity, next.bornAt + doneAge);
 		}
 		// Seen final by its own read, a run no event named yet may show that events name no run.
-		const unnamed = seenFinal && !run.named && wait.runs.length === 1 && this.anchored;
+		const unnamed = seenFinal && !run.named && wait.runs.length === 1 && this.list.anchored;
 		if (unnamed && this.namesRuns === undefined)
 			this.evidence.push({ runId: lower(run.runId), seenAt: now });
 		this.evidence.splice(0, this.evidence.length - LIST_MISSES);

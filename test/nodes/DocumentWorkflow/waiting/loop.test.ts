@@ -270,6 +270,67 @@ describe('what runs seen final tell of the event list', () => {
 	});
 });
 
+describe('events committed late, as the spec allows', () => {
+	const env = useSandbox();
+
+	it('a run.completed committed 3 s late, under ids already read, is listed by a read after its commit, and each wait ends with its run', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		const atOnce = async (lengths: number[], options: Record<string, unknown> = {}) => {
+			for (const ms of lengths)
+				await env.sandbox.control.setNextScripts(wf, [
+					{ status: 'running', ms },
+					{ status: 'completed' },
+				]);
+			return await Promise.all(
+				lengths.map(() =>
+					env.run(waitParams(wf, { includeOutput: true, ...options }), { items: pdfItems(1) }),
+				),
+			);
+		};
+		// The process learns that run events name their run.
+		await atOnce([300, 600, 1200]);
+		// From now on run events commit 3 s late while other events keep coming at once: each late
+		// one is listed under an id lower than ids already read.
+		await env.sandbox.control.setSettings({ eventCommitDelayMs: 3000 });
+		let ticking = true;
+		const ticker = (async () => {
+			while (ticking) {
+				await env.sandbox.control.createEvents([{ type: 'review.created', data: {} }]);
+				await pause(200);
+			}
+		})();
+		const defaults = { notFoundGraceSeconds: 30, maxPollIntervalSeconds: 20 };
+		const ended = await atOnce([2000, 2600, 3200], {
+			...defaults,
+			maxWaitMinutes: 0.25,
+			onTimeLimit: 'item',
+		});
+		ticking = false;
+		await ticker;
+		expect(ended.map(({ items }) => items[0].json.waitOutcome)).toEqual(
+			new Array(3).fill('completed'),
+		);
+		const late = (await env.sandbox.control.listEvents({ type: 'run.completed' })).filter(
+			(event) => Date.parse(event.commitOn) - Date.parse(event.createdOn) >= 3000,
+		);
+		expect(late).toHaveLength(3);
+		const reads = (await requests(env, { method: 'GET', pathPrefix: '/events' }))
+			.filter((entry) => entry.status === 200)
+			.map((entry) => ({
+				at: Date.parse(entry.time),
+				after: new URL(entry.path, 'http://api').searchParams.get('after'),
+			}));
+		// Before, each read started after the newest id of the read before the last, seconds back:
+		// no read after a late event's commit started below it.
+		for (const event of late) {
+			const listing = reads.filter(
+				({ at, after }) => at >= Date.parse(event.commitOn) && (!after || after < event.id),
+			);
+			expect(listing.length).toBeGreaterThan(0);
+		}
+	});
+});
+
 describe('a list that failed', () => {
 	const env = useSandbox();
 

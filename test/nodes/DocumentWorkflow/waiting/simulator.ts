@@ -17,6 +17,7 @@ import {
 } from '../../../../nodes/DocumentWorkflow/waiting/policy';
 import { PAUSE_SLICE_MS } from '../../../../nodes/shared/transport/cancellation';
 import { ReadPacer } from '../../../../nodes/shared/transport/readPacer';
+import { firstListPage, nextListPage } from '../../../../nodes/DocumentWorkflow/waiting/listWindow';
 
 export interface Pattern {
 	/** One-document executions in flight at once, and in all (a new one starts as one ends). */
@@ -238,13 +239,16 @@ export class Simulation {
 	}
 
 	/** A page of the list after `after`, as the API lists it at `serverAt` (oldest first by id). */
-	listPage(serverAt: number, after: string | undefined, page: number | 'last') {
+	listPage(serverAt: number, after: string | undefined, page: number) {
 		const visible = this.events
 			.filter((event) => event.visibleAt <= serverAt && (!after || event.id > after))
 			.sort((a, b) => (a.id < b.id ? -1 : 1));
 		const pages = Math.max(1, Math.ceil(visible.length / 100));
-		const index = page === 'last' ? pages : page;
-		return { pages, events: visible.slice((index - 1) * 100, index * 100) };
+		const events = visible.slice((page - 1) * 100, page * 100).map((event) => ({
+			...event,
+			createdOn: new Date(event.createdAt).toISOString(),
+		}));
+		return { pages, count: visible.length, events };
 	}
 
 	/** An event; its id reflects its creation time, as the API's do. */
@@ -356,7 +360,8 @@ export class SimProcess {
 
 	private readList(): void {
 		this.inFlight++;
-		const after = this.policy.listAfter;
+		const { list } = this.policy;
+		const [after, first] = [list.after, firstListPage(list)];
 		const finish = (events: IDataObject[] | undefined) => {
 			this.inFlight--;
 			this.policy.listRead(events, this.sim.now);
@@ -365,18 +370,20 @@ export class SimProcess {
 			this.sim.counts.events++;
 			return void this.sim.at(this.sim.now + this.sim.latency, () => finish(undefined));
 		}
-		this.read(
-			(serverAt) => this.sim.listPage(serverAt, after, 1),
-			(first) => {
-				if (first.pages <= 1) return finish(first.events);
-				this.read(
-					(serverAt) => this.sim.listPage(serverAt, after, 'last'),
-					(last) => finish([...first.events, ...last.events]),
-					'events',
-				);
-			},
-			'events',
-		);
+		// As loop.ts: page after page as the list window says.
+		const read: IDataObject[] = [];
+		const step = (page: number): void =>
+			this.read(
+				(serverAt) => this.sim.listPage(serverAt, after, page),
+				(answer) => {
+					read.push(...answer.events);
+					const next = nextListPage(list, first, page, answer, read);
+					if (next === undefined) finish(read);
+					else step(next);
+				},
+				'events',
+			);
+		step(first);
 	}
 
 	/** One turn of the loop: waits end right after a sleep, then the policy says what to send. */
