@@ -11,7 +11,10 @@
  *
  * Environment:
  *   BENCH_N8N_ROWS          rows to run, comma-separated ids (default: all): steady, steady-unnamed,
- *                           spread, spread-unnamed, first, limited, cold, cold-unnamed, cold-spread
+ *                           spread, spread-unnamed, first, limited, cold, cold-unnamed, cold-spread,
+ *                           cold-spread-unnamed, backfill, stream
+ *   BENCH_STREAM_RATES      the steady stream's arrival rates a second, the first its row, the others
+ *                           tried after it while each meets the row's bounds (default 9,9.5,9.8)
  *   BENCH_N8N_SCALE         executions alive and in all multiplied by this (default 1), for a quick trial
  *   BENCH_TIME_SCALE        run lengths multiplied by this (default 1), for a quick trial
  *   BENCH_DIY_WAIT_SECONDS  the do-it-yourself loop's Wait (default 10)
@@ -56,9 +59,10 @@ const MOST_PART = 0.9;
 const count = (n) => Math.max(1, Math.round(n * COUNT_SCALE));
 /** A run length as the page names it, after BENCH_TIME_SCALE. */
 const len = (ms) => `${Math.round(ms * TIME_SCALE) / 1000} s`;
-/** Evenly from 5 s to 120 s, shuffled so that arrival order says nothing about length. */
-const spread = (n) =>
-	Array.from({ length: n }, (_, i) => 5000 + ((i * 7919) % n) * (115_000 / Math.max(1, n - 1)));
+/** Evenly from `from` to `to` (default 5 s to 120 s), shuffled so that arrival order says nothing about length. */
+const spread = (n, from = 5000, to = 120_000) =>
+	Array.from({ length: n }, (_, i) => from + ((i * 7919) % n) * ((to - from) / Math.max(1, n - 1)));
+const STREAM_RATES = (process.env.BENCH_STREAM_RATES ?? '9,9.5,9.8').split(',').map(Number);
 
 /**
  * The rows: `alive` executions in flight, `total` in all (a new one starts as one ends), one
@@ -176,13 +180,77 @@ const ROWS = [
 		catches:
 			'waiting that takes the first run lengths it sees for every run: checking each run when the shortest seen would have ended costs the long ones repeated checks (over 5 requests a document), and waiting for the longest seen reads the short ones late (outputs over a fifth of their run late); events name their run here, as in the warm row whose goal is 5 (with lengths this varied and no run named, the event list cannot say which run ended: the warm row allows 16)',
 	},
+	{
+		id: 'cold-spread-unnamed',
+		alive: 40,
+		total: 40,
+		cold: true,
+		lengths: spread,
+		named: false,
+		maxRequests: 16,
+		mostWithin: 0.2,
+		maxLate: 0.2,
+		label: `runs spread from ${len(5000)} to ${len(120_000)}, events name no run`,
+		catches:
+			"waiting that lets the event list stand in for a run's own reads when the list cannot say which run ended: a run event that names no run is taken for the oldest run, the run that did end is left to the list, and its output is read long after (in a fresh process before, a 10.9 s run was first read at 27.7 s); the warm row with events naming no run allows 16 requests a document",
+	},
+	// One execution of many documents at the read limit (a backfill), in an n8n started anew.
+	{
+		id: 'backfill',
+		kind: 'backfill',
+		alive: 1,
+		total: 1,
+		fixedCount: true,
+		cold: true,
+		documents: Math.max(10, Math.round(5000 * COUNT_SCALE)),
+		lengths: () => [6000],
+		named: true,
+		readLimit: 100,
+		maxRatio: 1.08,
+		maxRequests: 3.05,
+		max429Share: 0.005,
+		label: `one execution of ${Math.max(10, Math.round(5000 * COUNT_SCALE))} documents, runs of ${len(6000)}, read limit 100 a second (429 with Retry-After), uploads not limited`,
+	},
+	// One-document executions arriving at a steady rate near the read limit, in an n8n started anew.
+	{
+		id: 'stream',
+		kind: 'stream',
+		alive: 1,
+		total: 1,
+		fixedCount: true,
+		cold: true,
+		rates: STREAM_RATES,
+		seconds: Math.max(10, Math.round(180 * COUNT_SCALE)),
+		lengths: (n) => spread(n, 5000, 30_000),
+		named: true,
+		readLimit: 20,
+		mostWithin: 0.2,
+		maxLate: 0.5,
+		maxRequests: 3.2,
+		max429Share: 0.01,
+		label: `one-document executions arriving at ${STREAM_RATES[0]} a second for ${Math.max(10, Math.round(180 * COUNT_SCALE))} s, runs spread from ${len(5000)} to ${len(30_000)}, read limit 20 a second (429 with Retry-After), events name their run`,
+	},
 ].map((row) => ({
 	...row,
 	alive: row.fixedCount ? row.alive : count(row.alive),
 	total: row.fixedCount ? row.total : count(row.total),
 }));
 
-const selected = ROWS.filter((row) => ROW_FILTER.includes('all') || ROW_FILTER.includes(row.id));
+/** The steady stream's row is its first rate; the others are trials of higher rates, run while each meets its bounds. */
+const withTrials = ROWS.flatMap((row) =>
+	row.kind === 'stream'
+		? row.rates.map((rate, i) => ({
+				...row,
+				id: i === 0 ? row.id : `${row.id}-${rate}`,
+				rate,
+				trialOf: i === 0 ? undefined : row.id,
+			}))
+		: [row],
+);
+const selected = withTrials.filter(
+	(row) =>
+		ROW_FILTER.includes('all') || ROW_FILTER.includes(row.id) || ROW_FILTER.includes(row.trialOf),
+);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (...args) =>
@@ -190,11 +258,19 @@ const log = (...args) =>
 		`[n8n-executions ${new Date().toISOString().slice(11, 19)}] ${args.join(' ')}\n`,
 	);
 
+/** Documents of a row: one per execution, or the backfill's batch, or the stream's arrivals. */
+const documentsOf = (row) =>
+	row.kind === 'backfill'
+		? row.documents
+		: row.kind === 'stream'
+			? Math.round(row.rate * row.seconds)
+			: row.total;
+
 /** Sandbox setup of one way of one row: its own organisation, key and API workflow. */
 async function party(control, row, way, index) {
 	const org = await control.createOrg({ name: `bench ${row.id} ${way}` });
 	const key = await control.createKey({ orgId: org.id, name: `bench ${row.id} ${way}` });
-	const lengths = row.lengths(row.total).map((ms) => Math.round(ms * TIME_SCALE));
+	const lengths = row.lengths(documentsOf(row)).map((ms) => Math.round(ms * TIME_SCALE));
 	const workflow = await control.createWorkflow({
 		orgId: org.id,
 		name: `bench ${row.id} ${way}`,
@@ -281,6 +357,8 @@ async function runParty(n8n, control, p) {
 			orgId: p.org.id,
 			reads: { limit: row.readLimit, windowMs: 1000 },
 		});
+	if (row.kind === 'backfill') return await runBackfill(n8n, p);
+	if (row.kind === 'stream') return await runStream(n8n, p);
 	const started = Date.now();
 	let next = 0;
 	let failed = 0;
@@ -320,6 +398,75 @@ async function runParty(n8n, control, p) {
 	return { failed, wallMs, endedAtMs: started + wallMs };
 }
 
+/** n8n's resident memory (main process), in bytes: read from /proc while a row runs. */
+function rssOf(pid) {
+	try {
+		const kb = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+		return kb ? Number(kb) * 1024 : NaN;
+	} catch {
+		return NaN;
+	}
+}
+
+/** Samples n8n's memory every 250 ms until stopped: its baseline and peak. */
+function memorySampler(n8n) {
+	const pid = n8n.child?.pid;
+	const base = rssOf(pid);
+	let peak = base;
+	const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 250);
+	return () => {
+		clearInterval(timer);
+		return { baseRss: base, peakRss: Math.max(peak, rssOf(pid)) };
+	};
+}
+
+/** The backfill: one execution of `documents` files, started by one webhook call. */
+async function runBackfill(n8n, p) {
+	const stopSampling = memorySampler(n8n);
+	const started = Date.now();
+	const answer = await callWebhook(n8n, p, { reference: `${p.row.id}` }).catch((error) => ({
+		status: 0,
+		text: String(error),
+	}));
+	const wallMs = Date.now() - started;
+	const memory = stopSampling();
+	const ok = answer.status === 200 && answer.json;
+	if (!ok) log(`${p.row.id}: the execution did not end well: ${answer.status}: ${answer.text}`);
+	await sleep(SETTLE_MS);
+	return { failed: ok ? 0 : 1, wallMs, endedAtMs: started + wallMs, memory };
+}
+
+/** The steady stream: one-document executions arriving at `rate` a second for `seconds`, none waiting for another. */
+async function runStream(n8n, p) {
+	const { rate, seconds } = p.row;
+	const count = Math.round(rate * seconds);
+	const started = Date.now();
+	let failed = 0;
+	let firstFailure;
+	const calls = [];
+	for (let i = 0; i < count; i++) {
+		const at = started + (i * 1000) / rate;
+		if (at > Date.now()) await sleep(at - Date.now());
+		calls.push(
+			callWebhook(n8n, p, { reference: `${p.row.id}-${i}` })
+				.catch((error) => ({ status: 0, text: String(error) }))
+				.then((answer) => {
+					if (answerOk(p, answer)) return;
+					failed += 1;
+					firstFailure ??= `${answer.status}: ${answer.text}`;
+				}),
+		);
+	}
+	await Promise.all(calls);
+	const wallMs = Date.now() - started;
+	if (firstFailure)
+		log(
+			`${p.row.id}: ${failed} execution(s) did not complete with an output; first: ${firstFailure}`,
+		);
+	await sleep(SETTLE_MS);
+	return { failed, wallMs, endedAtMs: started + wallMs };
+}
+
 /**
  * The figures of one way of one row from the whole request log: every request made with its
  * key, whenever it came (the key is the way's own), so reads still made after its last
@@ -328,10 +475,37 @@ async function runParty(n8n, control, p) {
 async function measureParty(control, p, run, log_) {
 	const entries = log_.filter((entry) => entry.headers['x-api-key'] === p.key.key);
 	const runs = (await control.listRuns({ workflowId: p.workflow.id })).filter((r) => r.completedOn);
-	return {
-		...figures(entries, runs, p.row.total),
+	const f = {
+		...figures(entries, runs, documentsOf(p.row)),
+		...batchFloor(entries, runs, p.row),
 		...run,
 		afterEnd: entries.filter((entry) => entry.realTimeMs > run.endedAtMs).length,
+	};
+	if (p.row.kind === 'stream') f.streamMissed = streamGoals(p.row, f).some((goal) => !goal.met);
+	return f;
+}
+
+/**
+ * A backfill's floor, from the sandbox's log and runs: the later of its last upload and two reads
+ * a document (its run, its output) at the read limit, plus one run; both from its first upload's
+ * start. `limitUsed`: its reads over what the limit allows from the first run's end to its last read.
+ */
+function batchFloor(entries, runs, row) {
+	if (row.kind !== 'backfill') return {};
+	const uploads = entries.filter((entry) => entry.method === 'POST').map((e) => e.realTimeMs);
+	const reads = entries.filter((entry) => entry.method === 'GET').map((e) => e.realTimeMs);
+	const first = Math.min(...uploads);
+	const runMs = Math.round(row.lengths()[0] * TIME_SCALE);
+	const readsMs = ((2 * row.documents) / row.readLimit) * 1000;
+	const firstEnd = Math.min(...runs.map((run) => Date.parse(run.completedOn)));
+	const lastRead = Math.max(...reads);
+	return {
+		firstUploadAtMs: first,
+		uploadsMs: Math.max(...uploads) - first,
+		floorMs: Math.max(Math.max(...uploads) - first, readsMs) + runMs,
+		limitUsed:
+			reads.filter((at) => at >= firstEnd).length /
+			(((lastRead - firstEnd) / 1000) * row.readLimit),
 	};
 }
 
@@ -412,6 +586,7 @@ function figures(entries, runs, documents) {
 				path: p.webhookPath,
 				workflowId: p.workflow.id,
 				credential: { id: p.credentialId, name: `bench ${p.row.id}` },
+				documents: p.row.kind === 'backfill' ? p.row.documents : undefined,
 			}),
 		);
 		if (parties.some((p) => p.way === 'diy'))
@@ -452,6 +627,9 @@ function figures(entries, runs, documents) {
 			if (!SERIAL && firstGroup > 0 && !groups[firstGroup - 1][0].row.cold)
 				groups[firstGroup - 1].push(...groups.splice(firstGroup, 1)[0]);
 			for (const group of groups) {
+				// A trial of a higher stream rate runs only while the rates before it met the row's bounds.
+				const trial = group[0].row.trialOf;
+				if (trial && [...results.values()].some((r) => r.streamMissed)) continue;
 				if (group[0].row.cold && n8nServed) {
 					const tr = Date.now();
 					await n8n.restart();
@@ -470,6 +648,7 @@ function figures(entries, runs, documents) {
 				for (const [i, p] of group.entries()) {
 					const f = await measureParty(control, p, measured[i], log_);
 					runsOf.set(p, measured[i]);
+					if (p.row.kind === 'stream') results.set(`${p.row.id}/${p.way}`, f);
 					log(
 						`${p.row.id}/${p.way}: ${round(f.perDocument, 2)} requests per document (${JSON.stringify(f.kinds)}), 429: ${f.rateLimited}, late median ${round(f.lateMedianMs / 1000, 2)} s, worst ${round(f.lateWorstMs / 1000, 2)} s (${round(f.lateWorstShare * 100)}% of the run), failed ${f.failed}, unread ${f.unread}, ${round(f.wallMs / 1000)} s`,
 					);
@@ -489,6 +668,7 @@ function figures(entries, runs, documents) {
 		const log_ = await control.getRequests({ origin: 'api' });
 		for (const [p, run] of runsOf)
 			results.set(`${p.row.id}/${p.way}`, await measureParty(control, p, run, log_));
+		for (const [key, f] of results) if (f.streamMissed === undefined) delete f.streamMissed;
 	} finally {
 		await n8n.stop().catch(() => undefined);
 		await sandbox.stop();
@@ -518,6 +698,9 @@ async function waitForWebhooks(n8n, parties, timeoutMs = 120_000) {
 
 /** A row as the tables and goals name it. */
 function rowName(row) {
+	if (row.kind === 'backfill') return `a backfill in an n8n process started anew: ${row.label}`;
+	if (row.kind === 'stream')
+		return `a steady stream in an n8n process started anew: ${row.label.replace(`${STREAM_RATES[0]} a second`, `${row.rate} a second`)}`;
 	if (row.cold)
 		return `the first ${row.total} one-document executions of an n8n process started anew, all alive at once, ${row.label}`;
 	return `${row.total === 1 ? 'one execution' : `${row.alive} one-document executions alive at once (${row.total} in all)`}, ${row.label}`;
@@ -525,7 +708,7 @@ function rowName(row) {
 
 /** What the cold rows measure and which wrong waiting each would catch, when any of them ran. */
 function coldSections() {
-	const cold = selected.filter((row) => row.cold);
+	const cold = selected.filter((row) => row.cold && !row.kind);
 	if (cold.length === 0) return [];
 	return [
 		{
@@ -544,13 +727,183 @@ function coldSections() {
 	];
 }
 
+const s = (ms) => (Number.isFinite(ms) ? `${round(ms / 1000, 1)} s` : 'n/a');
+const pct = (share) => (Number.isFinite(share) ? `${round(share * 100, 1)}%` : 'n/a');
+const mb = (bytes) => (Number.isFinite(bytes) ? `${round(bytes / 2 ** 20, 1)} MB` : 'n/a');
+
+/** Every execution completed and every output was read. */
+const completedGoal = (name, f) => ({
+	goal: `${name}: every execution completes with its output read`,
+	figure: `${f.documents - f.failed} of ${f.documents} completed, ${f.runs - f.unread} outputs read`,
+	met: f.failed === 0 && f.unread === 0 && f.runs === f.documents,
+});
+
+/** The steady stream's bounds, for its row and for each trial of a higher rate. */
+function streamGoals(row, f) {
+	const name = rowName(row);
+	const within = withinShare(f.lateShares, row.mostWithin);
+	const refused = f.rateLimited / Math.max(1, f.requests);
+	return [
+		{ ...completedGoal(name, f), met: f.failed === 0 && f.unread === 0 },
+		{
+			goal: `${name}: at least ${MOST_PART * 100}% of outputs read within ${row.mostWithin * 100}% of their run after the run completed`,
+			figure: `${within} of ${f.documents} (${pct(within / f.documents)})`,
+			met: within >= MOST_PART * f.documents,
+		},
+		{
+			goal: `${name}: every output read within ${row.maxLate * 100}% of its run after the run completed`,
+			figure: `${pct(f.lateWorstShare)} (${s(f.lateWorstMs)})`,
+			met: f.lateWorstShare <= row.maxLate && f.unread === 0,
+		},
+		{
+			goal: `${name}: at most ${row.maxRequests} API requests per document`,
+			figure: `${round(f.perDocument, 2)}`,
+			met: f.perDocument <= row.maxRequests,
+		},
+		{
+			goal: `${name}: under ${row.max429Share * 100}% of requests answered 429`,
+			figure: pct(refused),
+			met: refused < row.max429Share,
+		},
+	];
+}
+
+/** The backfill's goals: its floor, its requests, its refusals. */
+function backfillGoals(row, f) {
+	const name = rowName(row);
+	const ratio = (f.endedAtMs - f.firstUploadAtMs) / f.floorMs;
+	const refused = f.rateLimited / Math.max(1, f.requests);
+	return [
+		completedGoal(name, f),
+		{
+			goal: `${name}: within ${row.maxRatio}× of the floor (the later of the last upload and two reads a document at the limit, plus one run)`,
+			figure: `${round(ratio, 3)}× (read limit used at ${pct(f.limitUsed)})`,
+			met: ratio <= row.maxRatio,
+		},
+		{
+			goal: `${name}: at most ${row.maxRequests} API requests per document`,
+			figure: `${round(f.perDocument, 3)}`,
+			met: f.perDocument <= row.maxRequests,
+		},
+		{
+			goal: `${name}: under ${row.max429Share * 100}% of requests answered 429`,
+			figure: pct(refused),
+			met: refused < row.max429Share,
+		},
+	];
+}
+
+/** The sections of the backfill and the steady stream, when they ran. */
+function atTheLimitSections(results) {
+	const sections = [];
+	for (const row of selected.filter((r) => r.kind === 'backfill')) {
+		const f = results.get(`${row.id}/node`);
+		if (!f) continue;
+		sections.push({
+			heading: `Backfill at the read limit: one execution of ${row.documents} documents`,
+			text: [
+				`n8n started anew, then one production webhook call starts one execution: Webhook → Code (makes the ${row.documents} files) → Document Workflow "Submit Document" with Wait for Completion and Include Output on, every other option at its default.`,
+				`Every run takes ${len(6000)}; the key's reads are limited to ${row.readLimit} a second (a 429 with Retry-After past it), uploads are not limited; run events name their run.`,
+				`The floor is what the API allows: from the first upload's start, the later of the last upload and two reads a document (its run, its output) at the limit (2 × ${row.documents} ÷ ${row.readLimit} s), plus one run (the first reads can come only once the first run has ended); the time runs from the first upload's start to the webhook's answer.`,
+				'"Read limit used": the reads made from the first run\'s end to the last read, over what the limit allows in that time.',
+				"n8n's memory: the resident memory of n8n's main process, sampled every 250 ms while the execution ran, less its value before.",
+			].join(' '),
+			table: {
+				columns: ['figure', 'value'],
+				rows: [
+					['completed with their output', `${f.runs - f.unread} of ${f.documents}`],
+					[
+						'time / floor / time vs floor',
+						`${s(f.endedAtMs - f.firstUploadAtMs)} / ${s(f.floorMs)} / ${round((f.endedAtMs - f.firstUploadAtMs) / f.floorMs, 3)}×`,
+					],
+					['first upload to the last', s(f.uploadsMs)],
+					['requests per document', String(round(f.perDocument, 3))],
+					[
+						'uploads / status / events / output reads',
+						`${f.kinds.uploads} / ${f.kinds.status} / ${f.kinds.events} / ${f.kinds.output}`,
+					],
+					['429 answers', `${f.rateLimited} (${pct(f.rateLimited / Math.max(1, f.requests))})`],
+					['read limit used', pct(f.limitUsed)],
+					['peak reads a second', String(f.peakReadsPerSecond)],
+					['output read late: median / worst', `${s(f.lateMedianMs)} / ${s(f.lateWorstMs)}`],
+					[
+						"n8n's memory: before / peak / per document",
+						`${mb(f.memory?.baseRss)} / ${mb(f.memory?.peakRss)} / ${round((f.memory?.peakRss - f.memory?.baseRss) / f.documents / 1024, 1)} KB`,
+					],
+				],
+			},
+		});
+	}
+	const stream = selected.filter((r) => r.kind === 'stream');
+	if (stream.some((row) => results.has(`${row.id}/node`))) {
+		const [row] = stream;
+		const ran = stream.filter((r) => results.has(`${r.id}/node`));
+		const carried = ran.filter((r) => !results.get(`${r.id}/node`).streamMissed).map((r) => r.rate);
+		const highest = carried.length ? Math.max(...carried) : undefined;
+		sections.push({
+			heading: `Steady stream near the read limit: one-document executions arriving at ${row.rate} a second`,
+			text: [
+				`n8n started anew before each rate; one-document executions (Webhook → Code → Document Workflow "Submit Document", Wait for Completion, Include Output) arrive ${row.seconds} s long at a fixed rate, none waiting for another; runs spread from ${len(5000)} to ${len(30_000)} (shuffled); run events name their run; the key's reads are limited to ${row.readLimit} a second.`,
+				`A status read and an output read a document are two reads, so ${row.readLimit / 2} documents a second is the most any waiting can carry: the rate is given as a share of that.`,
+				`After the row's rate (${row.rate} a second, its goals), higher rates are tried (${row.rates.slice(1).join(', ')} a second) while each meets the same bounds; "highest rate carried" is the highest that did.`,
+			].join(' '),
+			table: {
+				columns: [
+					"arrivals a second (share of the limit's half)",
+					'documents',
+					'requests per document',
+					'uploads / status / events / output reads',
+					'429 answers',
+					`${MOST_PART * 100}% within (share of the run)`,
+					'worst',
+					'bounds met',
+				],
+				rows: ran.map((r) => {
+					const f = results.get(`${r.id}/node`);
+					return [
+						`${r.rate} (${pct(r.rate / (r.readLimit / 2))})`,
+						String(f.documents),
+						String(round(f.perDocument, 2)),
+						`${f.kinds.uploads} / ${f.kinds.status} / ${f.kinds.events} / ${f.kinds.output}`,
+						`${f.rateLimited} (${pct(f.rateLimited / Math.max(1, f.requests))})`,
+						pct(shareReachedBy(f.lateShares, f.documents, MOST_PART)),
+						`${pct(f.lateWorstShare)} (${s(f.lateWorstMs)})`,
+						f.streamMissed ? 'no' : 'yes',
+					];
+				}),
+			},
+		});
+		sections.push({
+			heading: 'Steady stream: the highest arrival rate carried within its bounds',
+			table: {
+				columns: ['figure', 'value'],
+				rows: [
+					[
+						'highest rate carried',
+						highest === undefined
+							? 'none of the rates tried'
+							: `${highest} a second, ${pct(highest / (row.readLimit / 2))} of the limit's half${highest === Math.max(...row.rates) ? ' (the highest tried)' : ''}`,
+					],
+				],
+			},
+		});
+	}
+	return sections;
+}
+
 function writeResults(results, phases, totalMs) {
-	const s = (ms) => (Number.isFinite(ms) ? `${round(ms / 1000, 1)} s` : 'n/a');
-	const pct = (share) => (Number.isFinite(share) ? `${round(share * 100, 1)}%` : 'n/a');
 	const rows = [];
 	const comparison = [];
 	const goals = [];
-	for (const row of selected) {
+	for (const row of selected.filter((r) => r.kind === 'backfill')) {
+		const f = results.get(`${row.id}/node`);
+		if (f) goals.push(...backfillGoals(row, f));
+	}
+	for (const row of selected.filter((r) => r.kind === 'stream' && !r.trialOf)) {
+		const f = results.get(`${row.id}/node`);
+		if (f) goals.push(...streamGoals(row, f));
+	}
+	for (const row of selected.filter((r) => !r.kind)) {
 		const name = rowName(row);
 		const nodeF = results.get(`${row.id}/node`);
 		const diyKey = `${row.diy ? row.id : row.diyFrom}/diy`;
@@ -642,7 +995,12 @@ function writeResults(results, phases, totalMs) {
 					"\"Output read late\": for each document, from its run's completedOn to the first successful GET /runs/{id}/output for it, both on the sandbox's clock; the floor of a one-document execution is its own run's end. The share is of that run's length (completedOn − startedOn).",
 					`${SERIAL ? 'The two ways ran one after the other.' : 'The two ways of a row ran side by side in the same n8n (the rate-limited row: one after the other); the first-execution row ran beside the row before it with the same event setting.'} Whether run events name their run is a setting of the whole sandbox: the loop reads no events, so its figures serve both settings.`,
 					'"90% within": the share of its run that 90% of the outputs were read within, unread outputs counted as never.',
-					`Counts in this run: ${selected.map((row) => `${row.id} ${row.alive} alive, ${row.total} in all`).join('; ')}. Real-n8n part took ${s(totalMs)} (n8n start and imports included).${scaled}`,
+					`Counts in this run: ${selected
+						.filter((row) => !row.kind)
+						.map((row) => `${row.id} ${row.alive} alive, ${row.total} in all`)
+						.join(
+							'; ',
+						)}. Real-n8n part took ${s(totalMs)} (n8n start and imports included).${scaled}`,
 				].join(' '),
 				table: {
 					columns: [
@@ -663,6 +1021,7 @@ function writeResults(results, phases, totalMs) {
 				},
 			},
 			...coldSections(),
+			...atTheLimitSections(results),
 			{
 				heading: 'Node vs do-it-yourself (a reported comparison, not a goal)',
 				text: 'Whether the node makes fewer requests per document than the do-it-yourself loop at an equal or better worst lateness, row by row. The issue lets the README say where and why it does not; so this table reports and fails nothing.',

@@ -170,7 +170,8 @@ function diyLoopWorkflow({
  * One document per execution with this package: Webhook → Code (the file) → Document Workflow
  * "Submit Document" with Wait for Completion and Include Output on, every other option at its
  * default. The webhook answers with the node's item once the execution ends. `reference`: the
- * document's reference (an expression; default the webhook body's).
+ * document's reference (an expression; default the webhook body's). `documents`: a batch of
+ * that many files in the one execution instead (a backfill).
  */
 function nodeWebhookWorkflow({
 	id,
@@ -178,10 +179,17 @@ function nodeWebhookWorkflow({
 	workflowId,
 	credential,
 	reference = '={{ $json.reference }}',
+	documents,
 }) {
 	const nodes = [
 		webhookNode(path),
-		node('Files', 'n8n-nodes-base.code', 2, { jsCode: webhookFileCode }, [200, 0]),
+		node(
+			'Files',
+			'n8n-nodes-base.code',
+			2,
+			{ jsCode: documents ? batchFilesCode(documents) : webhookFileCode },
+			[200, 0],
+		),
 		node(
 			'Submit and wait',
 			`${PACKAGE}.documentWorkflow`,
