@@ -7,23 +7,23 @@
 import fc from 'fast-check';
 import type { INode } from 'n8n-workflow';
 
-import type { ApiSettings, Fault } from './api';
-import { EVENT_TYPES, ModelApi, WINDOW_MS, seedHistory } from './api';
-import type { HistorySpec } from './api';
+import type { ApiSettings, Fault, HistorySpec } from './api';
+import { EVENT_TYPES, ModelApi, seedHistory } from './api';
 import {
 	advance,
 	advanceUntil,
 	busyLoops,
 	drive,
-	flush,
 	logged,
 	resetClock,
 	useModelClock,
 } from './clock';
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
-import type { Model, ModelRunOptions, ModelSuite, World } from './runner';
+import type { Model, ModelRunOptions, ModelSuite } from './runner';
 import { Step, checkProperty, describeModel, faultArb, pick } from './runner';
+import type { StepWorld } from './steps';
+import { seconds, sharedCommands } from './steps';
 import type { PollingMode, TriggerParameters } from './pollingN8n';
 import { PollingN8n, triggerNode } from './pollingN8n';
 
@@ -79,7 +79,7 @@ interface Trigger {
 	renamedUncommittedAt?: number;
 }
 
-export class PollingWorld implements World {
+export class PollingWorld implements StepWorld {
 	readonly api: ModelApi;
 	readonly n8n: PollingN8n;
 	readonly ledger: Ledger;
@@ -469,7 +469,7 @@ export function describeSetup(setup: PollingSetup): string {
 		.join(', ');
 }
 
-// ---- commands --------------------------------------------------------------------------
+// ---- commands (and those both models share: `steps.ts`) --------------------------------
 
 abstract class PollingStep extends Step<PollingWorld> {}
 
@@ -478,7 +478,7 @@ class CreateEvents extends PollingStep {
 		super();
 	}
 	toString() {
-		return `create(${this.specs.map((s) => `${EVENT_TYPES[s.type % EVENT_TYPES.length]}${s.lateMs ? ` listed ${(s.lateMs / 1000).toFixed(1)}s late` : ''}`).join(', ')})`;
+		return `create(${this.specs.map((s) => `${EVENT_TYPES[s.type % EVENT_TYPES.length]}${s.lateMs ? ` listed ${seconds(s.lateMs)} late` : ''}`).join(', ')})`;
 	}
 	async act(world: PollingWorld) {
 		world.createEvents(this.specs);
@@ -497,56 +497,6 @@ class Burst extends PollingStep {
 	}
 	async act(world: PollingWorld) {
 		world.burst(this.count, this.lateShare);
-	}
-}
-
-class Wait extends PollingStep {
-	constructor(readonly ms: number) {
-		super();
-	}
-	toString() {
-		return `wait(${(this.ms / 1000).toFixed(1)}s)`;
-	}
-	async act(world: PollingWorld) {
-		await world.wait(this.ms);
-	}
-}
-
-class ApiFaults extends PollingStep {
-	constructor(readonly faults: Fault[]) {
-		super();
-	}
-	toString() {
-		return `apiFails(${this.faults.map((f) => (f.kind === '429' ? `429 Retry-After ${f.retryAfterS}s${f.asDate ? ' as date' : ''}` : f.kind)).join(', ')})`;
-	}
-	async act(world: PollingWorld) {
-		world.api.fail(...this.faults);
-		world.step(this.toString());
-	}
-}
-
-class Latency extends PollingStep {
-	constructor(readonly ms: number) {
-		super();
-	}
-	toString() {
-		return `apiLatency(${this.ms}ms)`;
-	}
-	async act(world: PollingWorld) {
-		world.api.settings.latencyMs = this.ms;
-		world.step(this.toString());
-	}
-}
-
-class Restart extends PollingStep {
-	constructor(readonly downMs: number) {
-		super();
-	}
-	toString() {
-		return `restartN8n(down ${(this.downMs / 1000).toFixed(0)}s)`;
-	}
-	async act(world: PollingWorld) {
-		await world.restart(this.downMs);
 	}
 }
 
@@ -570,48 +520,6 @@ class ArmFault extends PollingStep {
 	async act(world: PollingWorld) {
 		world.n8n.faults[this.fault] = true;
 		world.step(this.toString());
-	}
-}
-
-class Rename extends PollingStep {
-	constructor(readonly name: number) {
-		super();
-	}
-	toString() {
-		return `rename("${NAMES[this.name]}")`;
-	}
-	async act(world: PollingWorld) {
-		if (world.node().name !== NAMES[this.name]) await world.rename(NAMES[this.name]);
-	}
-}
-
-class ReplaceNode extends PollingStep {
-	toString() {
-		return 'replaceTriggerWithNewNodeOfSameName()';
-	}
-	async act(world: PollingWorld) {
-		await world.replaceNode();
-	}
-}
-
-class Deactivate extends PollingStep {
-	constructor(readonly downMs: number) {
-		super();
-	}
-	toString() {
-		return `deactivateFor(${(this.downMs / 1000).toFixed(0)}s)`;
-	}
-	async act(world: PollingWorld) {
-		await world.deactivate(this.downMs);
-	}
-}
-
-class CopyWorkflow extends PollingStep {
-	toString() {
-		return 'copyWorkflowWithItsStaticData()';
-	}
-	async act(world: PollingWorld) {
-		await world.copyWorkflow();
 	}
 }
 
@@ -655,31 +563,29 @@ export function setupArb(
 function commands(): Record<string, fc.Arbitrary<PollingStep>> {
 	const late = fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1000, max: 5 * MINUTE }));
 	const spec = fc.record({ type: fc.integer({ min: 0, max: 2 }), lateMs: late });
+	const shared = sharedCommands<PollingWorld>({
+		style: { downDigits: 0, retryAfterAsDate: true },
+		names: NAMES,
+		waitMs: fc.oneof(
+			fc.integer({ min: 1000, max: 70_000 }),
+			fc.integer({ min: 60_000, max: 8 * MINUTE }),
+		),
+		restartDownMs: fc.oneof(
+			fc.integer({ min: 0, max: 3 * MINUTE }),
+			fc.constantFrom(2 * HOUR, 3 * DAY, 7 * DAY + HOUR),
+		),
+		deactivateMaxMs: 10 * MINUTE,
+	});
 	return {
 		create: fc.array(spec, { minLength: 1, maxLength: 6 }).map((specs) => new CreateEvents(specs)),
 		burst: fc
 			.record({ count: fc.integer({ min: 101, max: 450 }), late: fc.constantFrom(0, 0, 0.1) })
 			.map(({ count, late: share }) => new Burst(count, share)),
-		wait: fc
-			.oneof(fc.integer({ min: 1000, max: 70_000 }), fc.integer({ min: 60_000, max: 8 * MINUTE }))
-			.map((ms) => new Wait(ms)),
-		apiFaults: fc
-			.array(faultArb, { minLength: 1, maxLength: 3 })
-			.map((faults) => new ApiFaults(faults)),
-		latency: fc.constantFrom(0, 50, 2000).map((ms) => new Latency(ms)),
-		restart: fc
-			.oneof(
-				fc.integer({ min: 0, max: 3 * MINUTE }),
-				fc.constantFrom(2 * HOUR, 3 * DAY, 7 * DAY + HOUR),
-			)
-			.map((ms) => new Restart(ms)),
+		...shared.around,
 		crashAfterSave: fc.constant(new ArmFault('crashAfterSave')),
 		crashBeforeCommit: fc.constant(new ArmFault('crashBeforeCommit')),
 		leaseLost: fc.constant(new ArmFault('leaseLost')),
-		rename: fc.integer({ min: 0, max: NAMES.length - 1 }).map((name) => new Rename(name)),
-		replaceNode: fc.constant(new ReplaceNode()),
-		deactivate: fc.integer({ min: 0, max: 10 * MINUTE }).map((ms) => new Deactivate(ms)),
-		copyWorkflow: fc.constant(new CopyWorkflow()),
+		...shared.users,
 	};
 }
 

@@ -7,9 +7,8 @@
  */
 import fc from 'fast-check';
 
-import type { ApiEvent, ApiSettings, Fault } from './api';
+import type { ApiEvent, ApiSettings, Fault, HistorySpec } from './api';
 import { EVENT_TYPES, ModelApi, seedHistory } from './api';
-import type { HistorySpec } from './api';
 import {
 	advance,
 	advanceUntil,
@@ -22,8 +21,10 @@ import {
 } from './clock';
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
-import type { ModelRunOptions, ModelSuite, World } from './runner';
+import type { ModelRunOptions, ModelSuite } from './runner';
 import { Step, checkProperty, describeModel, faultArb, pick } from './runner';
+import type { StepWorld } from './steps';
+import { seconds, sharedCommands } from './steps';
 import type { DeliveryRecord } from './webhookN8n';
 import { WebhookN8n, webhookNode } from './webhookN8n';
 
@@ -74,7 +75,7 @@ interface Flood {
 	triggers: number;
 }
 
-export class WebhookWorld implements World {
+export class WebhookWorld implements StepWorld {
 	readonly api: ModelApi;
 	readonly n8n: WebhookN8n;
 	readonly ledger: Ledger;
@@ -765,11 +766,9 @@ export function describeWebhookSetup(setup: WebhookSetup): string {
 		.join(', ');
 }
 
-// ---- commands --------------------------------------------------------------------------
+// ---- commands (and those both models share: `steps.ts`) --------------------------------
 
 abstract class WebhookStep extends Step<WebhookWorld> {}
-
-const s = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
 class CreateEvents extends WebhookStep {
 	constructor(readonly specs: Array<{ type: number; lateMs: number; deliveries: number[] }>) {
@@ -779,7 +778,7 @@ class CreateEvents extends WebhookStep {
 		return `create(${this.specs
 			.map(
 				(e) =>
-					`${EVENT_TYPES[e.type % EVENT_TYPES.length]}${e.lateMs ? ` listed ${s(e.lateMs)} late` : ''} delivered ${e.deliveries.length ? e.deliveries.map((d) => `+${s(d)}`).join(' ') : 'never'}`,
+					`${EVENT_TYPES[e.type % EVENT_TYPES.length]}${e.lateMs ? ` listed ${seconds(e.lateMs)} late` : ''} delivered ${e.deliveries.length ? e.deliveries.map((d) => `+${seconds(d)}`).join(' ') : 'never'}`,
 			)
 			.join(', ')})`;
 	}
@@ -797,7 +796,7 @@ class Burst extends WebhookStep {
 		super();
 	}
 	toString() {
-		return `burst(${this.count}, one delivery +${s(this.delayMs)})`;
+		return `burst(${this.count}, one delivery +${seconds(this.delayMs)})`;
 	}
 	async act(world: WebhookWorld) {
 		world.burst(this.count, this.delayMs);
@@ -831,60 +830,10 @@ class Forged extends WebhookStep {
 		super();
 	}
 	toString() {
-		return `forged(${this.kind === 'ping' ? 'test pings' : this.kind === 'old' ? 'ids older than the overlap window' : 'ids of now'}, every ${this.spacingMs}ms for ${s(this.durationMs)})`;
+		return `forged(${this.kind === 'ping' ? 'test pings' : this.kind === 'old' ? 'ids older than the overlap window' : 'ids of now'}, every ${this.spacingMs}ms for ${seconds(this.durationMs)})`;
 	}
 	async act(world: WebhookWorld) {
 		await world.forged(this.kind, this.durationMs, this.spacingMs);
-	}
-}
-
-class Wait extends WebhookStep {
-	constructor(readonly ms: number) {
-		super();
-	}
-	toString() {
-		return `wait(${s(this.ms)})`;
-	}
-	async act(world: WebhookWorld) {
-		await world.wait(this.ms);
-	}
-}
-
-class ApiFaults extends WebhookStep {
-	constructor(readonly faults: Fault[]) {
-		super();
-	}
-	toString() {
-		return `apiFails(${this.faults.map((f) => (f.kind === '429' ? `429 Retry-After ${f.retryAfterS}s` : f.kind)).join(', ')})`;
-	}
-	async act(world: WebhookWorld) {
-		world.api.fail(...this.faults);
-		world.step(this.toString());
-	}
-}
-
-class Latency extends WebhookStep {
-	constructor(readonly ms: number) {
-		super();
-	}
-	toString() {
-		return `apiLatency(${this.ms}ms)`;
-	}
-	async act(world: WebhookWorld) {
-		world.api.settings.latencyMs = this.ms;
-		world.step(this.toString());
-	}
-}
-
-class Restart extends WebhookStep {
-	constructor(readonly downMs: number) {
-		super();
-	}
-	toString() {
-		return `restartN8n(down ${s(this.downMs)})`;
-	}
-	async act(world: WebhookWorld) {
-		await world.restart(this.downMs);
 	}
 }
 
@@ -895,48 +844,6 @@ class CrashMidEmit extends WebhookStep {
 	async act(world: WebhookWorld) {
 		world.n8n.crashMidEmit = true;
 		world.step(this.toString());
-	}
-}
-
-class Rename extends WebhookStep {
-	constructor(readonly name: number) {
-		super();
-	}
-	toString() {
-		return `rename("${NAMES[this.name]}")`;
-	}
-	async act(world: WebhookWorld) {
-		if (world.node().name !== NAMES[this.name]) await world.rename(NAMES[this.name]);
-	}
-}
-
-class ReplaceNode extends WebhookStep {
-	toString() {
-		return 'replaceTriggerWithNewNodeOfSameName()';
-	}
-	async act(world: WebhookWorld) {
-		await world.replaceNode();
-	}
-}
-
-class Deactivate extends WebhookStep {
-	constructor(readonly downMs: number) {
-		super();
-	}
-	toString() {
-		return `deactivateFor(${s(this.downMs)})`;
-	}
-	async act(world: WebhookWorld) {
-		await world.deactivate(this.downMs);
-	}
-}
-
-class CopyWorkflow extends WebhookStep {
-	toString() {
-		return 'copyWorkflowWithItsStaticData()';
-	}
-	async act(world: WebhookWorld) {
-		await world.copyWorkflow();
 	}
 }
 
@@ -983,6 +890,16 @@ function commands(): Record<string, fc.Arbitrary<WebhookStep>> {
 			fc.array(delivery, { minLength: 0, maxLength: 3 }),
 		),
 	});
+	const shared = sharedCommands<WebhookWorld>({
+		style: { downDigits: 1, retryAfterAsDate: false },
+		names: NAMES,
+		waitMs: fc.oneof(
+			fc.integer({ min: 100, max: 15 * SECOND }),
+			fc.integer({ min: 15 * SECOND, max: 6 * MINUTE }),
+		),
+		restartDownMs: fc.oneof(fc.integer({ min: 0, max: 2 * MINUTE }), fc.constant(3 * HOUR)),
+		deactivateMaxMs: 5 * MINUTE,
+	});
 	return {
 		create: fc.array(spec, { minLength: 1, maxLength: 4 }).map((specs) => new CreateEvents(specs)),
 		burst: fc
@@ -1002,24 +919,9 @@ function commands(): Record<string, fc.Arbitrary<WebhookStep>> {
 				spacing: fc.constantFrom(100, 700),
 			})
 			.map(({ kind, duration, spacing }) => new Forged(kind, duration, spacing)),
-		wait: fc
-			.oneof(
-				fc.integer({ min: 100, max: 15 * SECOND }),
-				fc.integer({ min: 15 * SECOND, max: 6 * MINUTE }),
-			)
-			.map((ms) => new Wait(ms)),
-		apiFaults: fc
-			.array(faultArb, { minLength: 1, maxLength: 3 })
-			.map((faults) => new ApiFaults(faults)),
-		latency: fc.constantFrom(0, 50, 2000).map((ms) => new Latency(ms)),
-		restart: fc
-			.oneof(fc.integer({ min: 0, max: 2 * MINUTE }), fc.constant(3 * HOUR))
-			.map((ms) => new Restart(ms)),
+		...shared.around,
 		crashMidEmit: fc.constant(new CrashMidEmit()),
-		rename: fc.integer({ min: 0, max: NAMES.length - 1 }).map((name) => new Rename(name)),
-		replaceNode: fc.constant(new ReplaceNode()),
-		deactivate: fc.integer({ min: 0, max: 5 * MINUTE }).map((ms) => new Deactivate(ms)),
-		copyWorkflow: fc.constant(new CopyWorkflow()),
+		...shared.users,
 	};
 }
 
