@@ -615,18 +615,19 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 					}),
 				);
 			const hookPath = `/webhook/${trigger.webhookId}/webhook`;
+			// A process still starting may reset the connection (seen on a loaded machine): try again.
+			const warmUp = async (w) =>
+				await fetch(`${w.baseUrl}${hookPath}`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: '{"id":"warm-up"}',
+				}).catch(() => undefined);
 			for (const w of webhooks)
-				await waitFor(
-					async () =>
-						(
-							await fetch(`${w.baseUrl}${hookPath}`, {
-								method: 'POST',
-								headers: { 'content-type': 'application/json' },
-								body: '{"id":"warm-up"}',
-							})
-						).status === 400,
-					{ what: `the trigger on ${w.name}`, timeoutMs: 90000, intervalMs: 1000 },
-				);
+				await waitFor(async () => (await warmUp(w))?.status === 400, {
+					what: `the trigger on ${w.name}`,
+					timeoutMs: 90000,
+					intervalMs: 1000,
+				});
 			proxy = await startDeliveryProxy(
 				webhooks.map((w) => w.baseUrl),
 				{ mode: 'both' },
