@@ -8,7 +8,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { waitOutputFields } from '../helpers/runOutput';
 import { apiRequest } from '../../shared/transport';
 import type { Answer, Run, WaitOutcome } from './policy';
-import { FINAL_STATUSES, maxWaitEnd } from './policy';
+import { FINAL_STATUSES, timeLimitReached } from './policy';
 
 /** How the wait ended, in every item it returns (`waitOutcome`): at a final status, or else. */
 type FinalStatus = 'completed' | 'failed' | 'cancelled';
@@ -49,7 +49,7 @@ export async function checkRun(
 	const options = { acceptStatuses: [404], signal };
 	const response = await apiRequest<IDataObject>(ctx, { ...request, itemIndex }, options);
 	const now = Date.now();
-	const atLimit = now >= maxWaitEnd(run);
+	const atLimit = timeLimitReached(run, now) !== 'no';
 	if (response.statusCode === 404) {
 		// Within the grace period the run may simply not exist yet.
 		if (now - (run.notFoundSince ?? now) >= settings.notFoundGraceMs)

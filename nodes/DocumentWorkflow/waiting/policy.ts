@@ -205,7 +205,7 @@ export class Policy {
 				run.wait.rotationAt = now + this.gap(run.wait, now - run.bornAt, PROBE_SHARE);
 				run.wait.oldestTurn = !run.wait.oldestTurn;
 			}
-			if (now >= maxWaitEnd(run)) run.lastCheckAt ??= now;
+			if (timeLimitReached(run, now) !== 'no') run.lastCheckAt ??= now;
 			checks.push(run);
 			inFlight++;
 		}

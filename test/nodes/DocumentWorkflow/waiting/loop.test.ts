@@ -49,6 +49,23 @@ const waitOnRun = (env: Env, runId: string, extra: Record<string, unknown> = {})
 		extra,
 	);
 
+/** One execution per run length, all at once, each waiting on its own run of workflow `wf`. */
+async function atOnce(
+	env: Env,
+	wf: string,
+	lengths: number[],
+	options: Record<string, unknown> = {},
+) {
+	for (const ms of lengths)
+		await env.sandbox.control.setNextScripts(wf, [
+			{ status: 'running', ms },
+			{ status: 'completed' },
+		]);
+	return await Promise.all(
+		lengths.map(() => env.run(waitParams(wf, options), { items: pdfItems(1) })),
+	);
+}
+
 /** How long `work` took, with its result. */
 async function timed<T>(work: Promise<T>, started = Date.now()): Promise<{ ms: number; value: T }> {
 	const value = await work;
@@ -275,20 +292,8 @@ describe('events committed late, as the spec allows', () => {
 
 	it('a run.completed committed 3 s late, under ids already read, is listed by a read after its commit, and each wait ends with its run', async () => {
 		const wf = env.sandbox.defaultWorkflowId;
-		const atOnce = async (lengths: number[], options: Record<string, unknown> = {}) => {
-			for (const ms of lengths)
-				await env.sandbox.control.setNextScripts(wf, [
-					{ status: 'running', ms },
-					{ status: 'completed' },
-				]);
-			return await Promise.all(
-				lengths.map(() =>
-					env.run(waitParams(wf, { includeOutput: true, ...options }), { items: pdfItems(1) }),
-				),
-			);
-		};
 		// The process learns that run events name their run.
-		await atOnce([300, 600, 1200]);
+		await atOnce(env, wf, [300, 600, 1200], { includeOutput: true });
 		// From now on run events commit 3 s late while other events keep coming at once: each late
 		// one is listed under an id lower than ids already read.
 		await env.sandbox.control.setSettings({ eventCommitDelayMs: 3000 });
@@ -300,7 +305,8 @@ describe('events committed late, as the spec allows', () => {
 			}
 		})();
 		const defaults = { notFoundGraceSeconds: 30, maxPollIntervalSeconds: 20 };
-		const ended = await atOnce([2000, 2600, 3200], {
+		const ended = await atOnce(env, wf, [2000, 2600, 3200], {
+			includeOutput: true,
 			...defaults,
 			maxWaitMinutes: 0.25,
 			onTimeLimit: 'item',
@@ -334,25 +340,18 @@ describe('events committed late, as the spec allows', () => {
 describe('a list that failed', () => {
 	const env = useSandbox();
 
-	/** One execution per length, all at once, each waiting on its own run. */
-	async function atOnce(lengths: number[], options: Record<string, unknown>, wf: string) {
-		for (const ms of lengths)
-			await env.sandbox.control.setNextScripts(wf, [
-				{ status: 'running', ms },
-				{ status: 'completed' },
-			]);
-		return await Promise.all(
-			lengths.map(() => env.run(waitParams(wf, options), { items: pdfItems(1) })),
-		);
-	}
-
 	it('is read again once the key has its events:read scope back', async () => {
 		const keys = await env.sandbox.control.listKeys();
 		const key = keys.find((candidate) => candidate.key === env.credentials.apiKey)!;
 		const all = key.scopes;
 		await env.sandbox.control.updateKey(key.id, { scopes: all.filter((s) => s !== 'events:read') });
 		const options = { maxPollIntervalSeconds: 0.5 };
-		const first = await atOnce([4000, 4000, 4000, 4000], options, env.sandbox.defaultWorkflowId);
+		const first = await atOnce(
+			env,
+			env.sandbox.defaultWorkflowId,
+			[4000, 4000, 4000, 4000],
+			options,
+		);
 		expect(first.map(({ items }) => items[0].json.waitOutcome)).toEqual(
 			new Array(4).fill('completed'),
 		);
@@ -362,7 +361,7 @@ describe('a list that failed', () => {
 		const restoredAt = Date.now();
 		// Runs of a workflow this process has not seen: the list is what looks at them.
 		const { id: other } = await env.sandbox.control.createWorkflow({ name: 'other' });
-		await atOnce([6000, 6000, 6000, 6000], options, other);
+		await atOnce(env, other, [6000, 6000, 6000, 6000], options);
 		// Before, three failed reads turned the list off for this key for the life of the process.
 		const read = (await requests(env, { method: 'GET', pathPrefix: '/events' })).filter(
 			(entry) => entry.status === 200 && entry.realTimeMs > restoredAt,
@@ -396,7 +395,6 @@ describe('Max Wait Time, for each run', () => {
 		expect(result.items.map((item) => item.json.waitOutcome)).toEqual(
 			new Array(5).fill('timeLimit'),
 		);
-		// Its last read left an answer: the item holds the run's status then.
 		// Its last read left an answer: the item holds the run's status then.
 		expect(result.items[0].json.status).toBe('running');
 		// Past its limit when the waiting began, the first run is read once, at its limit. Before,
