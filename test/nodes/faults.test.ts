@@ -154,8 +154,9 @@ describe('nothing hangs', () => {
 		).toBeGreaterThan(20);
 		// 3 s limit: at it the runs are read once more, and within the First Check Interval
 		// (0.2 s) after it the wait ends, whatever its checks' retries are doing (issue 34; before,
-		// a check being retried finished its retries first: up to 15 s more).
-		expect(elapsed).toBeLessThan(3_000 + 2_000);
+		// a check being retried finished its retries first: up to 15 s more). The 30 uploads come
+		// first: seconds spare for a loaded machine.
+		expect(elapsed).toBeLessThan(3_000 + 6_000);
 	}, 60_000);
 
 	test('a status check that stalls is cut off near the limit instead of holding the wait for minutes', async () => {
@@ -202,6 +203,7 @@ describe('nothing hangs', () => {
 		expect(result.error?.message).toBe(
 			'The API rate limit was exceeded (429), and the wait it asks for is too long',
 		);
-		expect(Date.now() - started).toBeLessThan(5_000);
+		// At once: not the minute of Max Wait Time nor the 600 s asked for (seconds spare for a loaded machine).
+		expect(Date.now() - started).toBeLessThan(15_000);
 	}, 30_000);
 });

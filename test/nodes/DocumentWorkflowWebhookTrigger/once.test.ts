@@ -95,7 +95,8 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 			await settle(env.sandbox, host);
 			// The delivery was held while it looked again (HOLD_MS), then ended with nothing.
 			expect(Date.now() - start).toBeGreaterThanOrEqual(HOLD_MS);
-			expect(Date.now() - start).toBeLessThan(HOLD_MS + 3000);
+			// Not until the event is listed (60 s); HOLD_MS spare for a loaded machine.
+			expect(Date.now() - start).toBeLessThan(2 * HOLD_MS);
 			expect(host.executions).toHaveLength(0);
 			expect(warnings.messages.filter((m) => m.includes(late))).toHaveLength(1);
 			// Still owed (listed late, not lost) for as long as the API may list it: the overlap window.

@@ -156,6 +156,10 @@ describe('one watcher per API key, shared by executions', () => {
 describe("no execution waits on another's read (issue 34)", () => {
 	const env = useSandbox();
 
+	/** Past a limit: the last check's answer (a second at most here) and the upload and n8n-core
+	 * before it on a loaded machine; far below the 20 s and 30 s a wait held by the read would take. */
+	const SLACK_MS = 5000;
+
 	/** Three one-document executions at once on runs of a minute, so that the list is read for them. */
 	async function threeWaiting(limits: Array<Record<string, unknown>>) {
 		const wf = env.sandbox.defaultWorkflowId;
@@ -173,7 +177,7 @@ describe("no execution waits on another's read (issue 34)", () => {
 		);
 	}
 
-	it('an event list that answers in 30 s: each wait still returns within a second of its Max Wait Time, and then nothing is left', async () => {
+	it('an event list that answers in 30 s: each wait still returns at its Max Wait Time, and then nothing is left', async () => {
 		await env.sandbox.control.addFault({
 			kind: 'latency',
 			ms: 30_000,
@@ -189,13 +193,13 @@ describe("no execution waits on another's read (issue 34)", () => {
 		);
 		expect(a.value.items[0].json.waitOutcome).toBe('timeLimit');
 		// 1.5 s and 2.4 s limits, the upload before them: before, the read held all three for 30 s.
-		expect(a.ms).toBeLessThan(1500 + 1000 + 500);
-		expect(Math.max(b.ms, c.ms)).toBeLessThan(2400 + 1000 + 500);
+		expect(a.ms).toBeLessThan(1500 + SLACK_MS);
+		expect(Math.max(b.ms, c.ms)).toBeLessThan(2400 + SLACK_MS);
 		// The read made for them is abandoned with the last of them: no watcher is left running.
 		expect(activeWatcherCount()).toBe(0);
 	});
 
-	it('a long Retry-After met by a read of the list made for others: each wait still returns within a second of its Max Wait Time', async () => {
+	it('a long Retry-After met by a read of the list made for others: each wait still returns at its Max Wait Time', async () => {
 		await env.sandbox.control.addFault({
 			kind: 'rate429',
 			retryAfter: 20,
@@ -212,8 +216,8 @@ describe("no execution waits on another's read (issue 34)", () => {
 		);
 		// Every read of the key waits out the 20 s, the wait's own checks too; but not past its limit.
 		expect(a.value.items[0].json).toMatchObject({ waitOutcome: 'timeLimit', finished: false });
-		expect(a.ms).toBeLessThan(1500 + 1000 + 500);
-		expect(b.ms).toBeLessThan(2400 + 1000 + 500);
+		expect(a.ms).toBeLessThan(1500 + SLACK_MS);
+		expect(b.ms).toBeLessThan(2400 + SLACK_MS);
 	});
 });
 
