@@ -5,7 +5,8 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import { waitForRuns } from '../waiting/loop';
+import type { OpenWait } from '../waiting/loop';
+import { openWaitForRuns } from '../waiting/loop';
 import type { WaitSettings, WaitTarget } from '../waiting/policy';
 import { errorItem, withItemIndex } from './forEachItem';
 
@@ -306,13 +307,30 @@ export async function waitIntoOutput(
 	output: Array<INodeExecutionData | undefined>,
 ): Promise<void> {
 	if (targets.length === 0) return;
-	const continueOnFail = ctx.continueOnFail();
+	const waiting = await openWait(ctx, settings);
+	waiting.add(targets);
+	waiting.close();
+	await outcomesIntoOutput(ctx, waiting, output, targets[0].itemIndex);
+}
+
+/** A wait that runs join as their documents are uploaded (`OpenWait`); it fails fast unless Continue On Fail is on. */
+export async function openWait(ctx: IExecuteFunctions, settings: WaitSettings): Promise<OpenWait> {
+	return await openWaitForRuns(ctx, settings, !ctx.continueOnFail());
+}
+
+/** Once the wait has ended, each outcome into `output` at its item's position; its error, named by item, thrown. */
+export async function outcomesIntoOutput(
+	ctx: IExecuteFunctions,
+	waiting: OpenWait,
+	output: Array<INodeExecutionData | undefined>,
+	firstItemIndex: number,
+): Promise<void> {
 	let outcomes;
 	try {
-		outcomes = await waitForRuns(ctx, targets, settings, !continueOnFail);
+		outcomes = await waiting.outcomes;
 	} catch (error) {
 		const itemIndex =
-			(error as { context?: { itemIndex?: number } }).context?.itemIndex ?? targets[0].itemIndex;
+			(error as { context?: { itemIndex?: number } }).context?.itemIndex ?? firstItemIndex;
 		throw withItemIndex(ctx, error, itemIndex);
 	}
 	for (const outcome of outcomes) {

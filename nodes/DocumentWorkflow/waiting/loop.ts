@@ -22,13 +22,28 @@ import { firstListPage, nextListPage } from './listWindow';
 import type { Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
 import { BUSY_SLICE_MS, Policy, timeLimitReached } from './policy';
 
-/** An execution's wait: `over` ends its checks. */
+/** An execution's wait: `over` ends its checks; `open` while runs may still join it. */
 interface Execution {
 	readonly ctx: IExecuteFunctions;
 	readonly failFast: boolean;
 	readonly over: AbortController;
+	open: boolean;
 	failure?: Error;
 	settle(): void;
+}
+
+/**
+ * A wait that runs join as their documents are uploaded (`add`) until `close`. `fail` ends it
+ * with an error of the caller's (an upload's): its checks end, `outcomes` rejects with it.
+ * `failed`: the wait ended with an error (without Continue On Fail, an item's).
+ */
+export interface OpenWait {
+	add(targets: WaitTarget[]): void;
+	close(): void;
+	fail(error: Error): void;
+	readonly failed: boolean;
+	/** One outcome per target added, in order; settles once the wait has ended. */
+	readonly outcomes: Promise<WaitOutcome[]>;
 }
 
 const cancelled = (ctx: IExecuteFunctions) =>
@@ -42,22 +57,44 @@ export class Watcher {
 	/** Each check in flight: what cuts it off, and whether it left before its run's time limit. */
 	private readonly checks = new Map<Run, { cut: AbortController; beforeLimit: boolean }>();
 
+	open(ctx: IExecuteFunctions, settings: WaitSettings, failFast: boolean): OpenWait {
+		const wait = this.policy.begin([], settings, Date.now());
+		let settle!: () => void;
+		const done = new Promise<void>((resolve) => (settle = resolve));
+		const over = new AbortController();
+		const execution: Execution = { ctx, failFast, over, open: true, settle };
+		this.executions.set(wait, execution);
+		const outcomes = done.then(() => {
+			if (execution.failure) throw execution.failure;
+			return wait.runs.map((run) => run.outcome!);
+		});
+		// Awaited once the uploads are done; a failure before is no unhandled rejection.
+		outcomes.catch(() => {});
+		const ended = () => !this.executions.has(wait);
+		if (!this.running) void this.loop();
+		return {
+			add: (targets) => {
+				if (!ended()) this.policy.add(wait, targets, Date.now());
+			},
+			close: () => void (execution.open = false),
+			fail: (error) => void (execution.failure ??= error),
+			get failed() {
+				return !!execution.failure;
+			},
+			outcomes,
+		};
+	}
+
 	async wait(
 		ctx: IExecuteFunctions,
 		targets: WaitTarget[],
 		settings: WaitSettings,
 		failFast: boolean,
 	): Promise<WaitOutcome[]> {
-		const wait = this.policy.begin(targets, settings, Date.now());
-		const over = new AbortController();
-		let settle!: () => void;
-		const done = new Promise<void>((resolve) => (settle = resolve));
-		const execution: Execution = { ctx, failFast, over, settle };
-		this.executions.set(wait, execution);
-		if (!this.running) void this.loop();
-		await done;
-		if (execution.failure) throw execution.failure;
-		return wait.runs.map((run) => run.outcome!);
+		const wait = this.open(ctx, settings, failFast);
+		wait.add(targets);
+		wait.close();
+		return await wait.outcomes;
 	}
 
 	private async loop(): Promise<void> {
@@ -98,7 +135,8 @@ export class Watcher {
 			execution.failure ??= wait.runs.find((run) => run.outcome?.error)?.outcome?.error;
 		if (execution.failure) execution.over.abort();
 		// Its checks end at once when aborted; they are awaited, so nothing of the wait outlives it.
-		if (wait.inFlight > 0 || (!execution.failure && wait.runs.some((run) => !run.outcome))) return;
+		const waiting = execution.open || wait.runs.some((run) => !run.outcome);
+		if (wait.inFlight > 0 || (!execution.failure && waiting)) return;
 		this.policy.waits.delete(wait);
 		this.executions.delete(wait);
 		execution.settle();
@@ -173,9 +211,20 @@ export async function waitForRuns(
 	settings: WaitSettings,
 	failFast: boolean,
 ): Promise<WaitOutcome[]> {
+	return await (await watcherOf(ctx)).wait(ctx, targets, settings, failFast);
+}
+
+/** A wait on runs still to come (`OpenWait`), with the same watcher as every other wait of the key. */
+export async function openWaitForRuns(
+	ctx: IExecuteFunctions,
+	settings: WaitSettings,
+	failFast: boolean,
+): Promise<OpenWait> {
+	return (await watcherOf(ctx)).open(ctx, settings, failFast);
+}
+
+async function watcherOf(ctx: IExecuteFunctions): Promise<Watcher> {
 	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
 	const scope = limitScope(normalizeBaseUrl(ctx.getNode(), credentials.baseUrl), credentials);
-	return await watchers
-		.getOrCreate(scope, () => new Watcher())
-		.wait(ctx, targets, settings, failFast);
+	return watchers.getOrCreate(scope, () => new Watcher());
 }

@@ -157,19 +157,25 @@ export class Policy {
 
 	begin(targets: WaitTarget[], settings: WaitSettings, now: number): Wait {
 		const wait: Wait = { runs: [], settings, beganAt: now, probes: [], inFlight: 0 };
+		this.waits.add(wait);
+		return this.add(wait, targets, now);
+	}
+
+	/** More runs for a wait (their documents uploaded since): a round going on is not changed,
+	 * they are the next round's. */
+	add(wait: Wait, targets: WaitTarget[], now: number): Wait {
 		for (const target of targets) {
 			const known = this.lengthsOf(target.workflowId);
 			const oneLength = ofOneLength(known);
 			const learned = known && (oneLength || known.runs === 1 ? known.longest : known.shortest);
-			const firstAge = firstAgeOf(settings, learned);
+			const firstAge = firstAgeOf(wait.settings, learned);
 			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
 			const run = { wait, target, runId: target.runId, bornAt, firstAge, expectedAge };
 			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named: false });
 		}
 		this.nextRound(wait, now);
 		// Runs waited on by id began at unknown times: probes are read at once, their starts place all.
-		for (const run of wait.probes) if (run.target.submittedAt === undefined) run.soonAt = now;
-		this.waits.add(wait);
+		for (const run of wait.probes) if (run.target.submittedAt === undefined) run.soonAt ??= now;
 		return wait;
 	}
 

@@ -4,6 +4,8 @@
  */
 import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
+import { uploadParts } from '../../../nodes/DocumentWorkflow/actions/workflow/trigger.operation';
+import { activeWatcherCount } from '../../../nodes/DocumentWorkflow/waiting/loop';
 import { useBinaryMode } from '../../harness/n8n';
 import {
 	FAST_WAIT,
@@ -83,8 +85,6 @@ describe('Submit Document and wait', () => {
 		const outputs = log.filter((e) => /\/output$/.test(pathOf(e)));
 		expect(posts).toHaveLength(50);
 		expect(outputs).toHaveLength(50);
-		// All submissions come before any poll: submit first, then wait.
-		expect(Math.max(...posts.map((e) => e.seq))).toBeLessThan(Math.min(...polls.map((e) => e.seq)));
 		// Waited as one batch: a few runs are watched to learn the run length, every other run
 		// is checked once, when the batch is done (runs of equal length are all final by then).
 		const runIds = result.items.map((item) => item.json.runId as string);
@@ -93,6 +93,74 @@ describe('Submit Document and wait', () => {
 		expect(runIds.filter((runId) => checksOf(runId) === 1).length).toBeGreaterThanOrEqual(40);
 		// Few requests per document (trigger, checks and output read all counted).
 		expect(log.length / 50).toBeLessThanOrEqual(4);
+	});
+
+	it('reads the first runs while later documents still upload, each item with its own run', async () => {
+		// 40 documents, 5 uploads at once, each taking 200 ms: 1.6 s of uploads; runs of 300 ms.
+		await env.sandbox.control.updateWorkflow(wf(), {
+			script: [{ status: 'running', ms: 300 }, { status: 'completed' }],
+		});
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 200,
+			method: 'POST',
+			pathPrefix: '/workflows/',
+		});
+		const result = await env.run(waitParams(wf(), { concurrency: 5 }), { items: pdfItems(40) });
+		expect(result.error).toBeUndefined();
+		expect(result.items.map((item) => item.json.waitOutcome)).toEqual(
+			new Array(40).fill('completed'),
+		);
+		expectPaired(
+			result,
+			Array.from({ length: 40 }, (_, i) => i),
+		);
+		const log = await requests(env, { origin: 'api' });
+		const posts = log.filter((e) => e.method === 'POST');
+		const reads = log.filter((e) => e.method === 'GET' && /^\/runs\/[^/]+$/.test(pathOf(e)));
+		expect(posts).toHaveLength(40);
+		// Before, every upload came before the first read: the first runs waited for the last upload.
+		const lastUpload = Math.max(...posts.map((e) => e.seq));
+		expect(reads.filter((e) => e.seq < lastUpload).length).toBeGreaterThan(0);
+		const runIds = result.items.map((item) => String(item.json.runId));
+		expect(new Set(runIds).size).toBe(40);
+	});
+
+	it('a run that fails while later documents upload: the uploads not started stop, the node fails naming it, nothing waits on', async () => {
+		// The first run fails at once; the others would run for a minute.
+		await env.sandbox.control.updateWorkflow(wf(), {
+			script: [{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+		});
+		await env.sandbox.control.setNextScripts(wf(), [
+			{ status: 'running', ms: 100 },
+			{ status: 'failed', error: { code: 'BROKEN' } },
+		]);
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 200,
+			method: 'POST',
+			pathPrefix: '/workflows/',
+		});
+		const result = await env.run(waitParams(wf(), { concurrency: 5 }), { items: pdfItems(100) });
+		expect(result.error?.message).toMatch(/^Run [0-9a-f-]{36} failed: BROKEN/);
+		const posts = (await requests(env, { origin: 'api' })).filter((e) => e.method === 'POST');
+		// 100 uploads take 4 s; the failure is known within a second of the first.
+		expect(posts.length).toBeLessThan(100);
+		expect(activeWatcherCount()).toBe(0);
+	});
+
+	it('an upload that fails while earlier runs are waited on: the node fails naming its item, nothing waits on', async () => {
+		await env.sandbox.control.updateWorkflow(wf(), {
+			script: [{ status: 'running', ms: 60_000 }, { status: 'completed' }],
+		});
+		const items = pdfItems(30);
+		// The 21st item has no file: its upload fails before any request, after the first part's runs began.
+		delete items[20].binary;
+		const started = Date.now();
+		const result = await env.run(waitParams(wf(), { concurrency: 5 }), { items });
+		expect(result.error?.message).toMatch(/binary|file/i);
+		expect(Date.now() - started).toBeLessThan(30_000);
+		expect(activeWatcherCount()).toBe(0);
 	});
 
 	it('keeps waiting through unknown statuses, and keeps unknown fields', async () => {
@@ -420,6 +488,23 @@ describe('Submit Document and wait', () => {
 		expect(before).toBeGreaterThan(0);
 		await new Promise((resolve) => setTimeout(resolve, 600));
 		expect((await requests(env, { pathPrefix: '/runs/' })).length).toBe(before);
+	});
+});
+
+describe('the parts Submit Document uploads in', () => {
+	const sizes = (count: number, concurrency: number, wait = true) =>
+		uploadParts(count, concurrency, wait).map(([from, to]) => to - from);
+
+	it('without waiting: one part; with it: doubling from Concurrent Checks, no small last part', () => {
+		expect(sizes(5000, 10, false)).toEqual([5000]);
+		expect(sizes(1, 10)).toEqual([1]);
+		expect(sizes(11, 10)).toEqual([11]);
+		expect(sizes(30, 10)).toEqual([10, 20]);
+		expect(sizes(5000, 10)).toEqual([10, 20, 40, 80, 160, 320, 640, 1280, 2450]);
+		const parts = uploadParts(5000, 10, true);
+		// Each part starts where the one before ended, and the last ends with the items.
+		parts.forEach(([from], index) => expect(from).toBe(index === 0 ? 0 : parts[index - 1][1]));
+		expect(parts[parts.length - 1][1]).toBe(5000);
 	});
 });
 

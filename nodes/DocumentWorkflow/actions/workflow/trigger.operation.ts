@@ -17,12 +17,13 @@ import {
 import type { MultipartUpload } from '../../helpers/multipartUpload';
 import { multipartUpload, uploadTimeoutMs } from '../../helpers/multipartUpload';
 import type { WaitOutcomeKind } from '../../waiting/check';
+import type { OpenWait } from '../../waiting/loop';
 import type { WaitTarget } from '../../waiting/policy';
 import type { ApiErrorOverrides, ApiResponse } from '../../../shared/transport';
 import { apiErrorFromResponse, apiRequest, isUuid, requireUuid } from '../../../shared/transport';
 import { optionsCollection, workflowIdField } from '../fields';
 import { errorItem, withItemIndex } from '../forEachItem';
-import { readWaitSettings, waitIntoOutput, waitOptionFields } from '../waitOptions';
+import { openWait, outcomesIntoOutput, readWaitSettings, waitOptionFields } from '../waitOptions';
 
 const show = { resource: ['workflow'], operation: ['trigger'] };
 
@@ -420,6 +421,57 @@ function heldItem(triggerResult: IDataObject, itemIndex: number): INodeExecution
 	};
 }
 
+/** A submission's result as its item, or (with Wait for Completion and a run) what to wait on. */
+function settleSubmission(
+	ctx: IExecuteFunctions,
+	entry: { value: Submitted } | { error: unknown },
+	itemIndex: number,
+	waitForCompletion: boolean,
+): INodeExecutionData | WaitTarget {
+	if ('error' in entry) return submissionErrorItem(entry.error, itemIndex, waitForCompletion);
+	const { result, submittedAt } = entry.value;
+	if (!waitForCompletion) return { json: result, pairedItem: { item: itemIndex } };
+	if (result.status === 'held') return heldItem(result, itemIndex);
+	if (typeof result.runId !== 'string' || !result.runId)
+		return {
+			json: {
+				...result,
+				waitOutcome: 'notStarted',
+				finished: false,
+				message: `The submission was accepted with status "${String(result.status)}" but no run ID, so there is no run to wait for. Use Document → Get Runs with this document ID later to find its run.`,
+			},
+			pairedItem: { item: itemIndex },
+		};
+	return {
+		itemIndex,
+		runId: result.runId,
+		documentId: typeof result.documentId === 'string' ? result.documentId : undefined,
+		workflowId: String(ctx.getNodeParameter('workflowId', itemIndex, '')),
+		base: result,
+		submittedAt,
+	};
+}
+
+/**
+ * The parts the items are uploaded in, [from, to): all at once without waiting; with it, parts
+ * doubling from `concurrency` items (the first waited on soon, few waits in all), the last taking
+ * whatever is left once that is at most twice its size (no small part at the end).
+ */
+export function uploadParts(
+	count: number,
+	concurrency: number,
+	waitForCompletion: boolean,
+): Array<[number, number]> {
+	const parts: Array<[number, number]> = [];
+	let size = waitForCompletion ? Math.max(1, Math.floor(concurrency)) : count;
+	for (let from = 0; from < count; from += size, size *= 2) {
+		const to = count - from <= 2 * size ? count : from + size;
+		parts.push([from, to]);
+		if (to === count) break;
+	}
+	return parts;
+}
+
 export async function execute(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
@@ -434,54 +486,49 @@ export async function execute(
 		binaryPropertyName,
 	);
 
-	// 1. Submit every item (at most `concurrency` uploads at once).
-	const inFlight: SubmissionsInFlight = new Map();
-	const submitted = await mapWithConcurrency(
-		items.length,
-		settings.concurrency,
-		async (itemIndex) =>
-			await submit(this, readSubmission(this, items[itemIndex], itemIndex), inFlight),
-		!continueOnFail,
-	);
-	if (submitted.firstError)
-		throw withItemIndex(this, submitted.firstError.error, submitted.firstError.index);
-
+	// Submit every item, at most `concurrency` uploads at once. With Wait for Completion the items
+	// go in parts, whose runs join one wait as each part is uploaded: the first runs are read
+	// while later documents still upload.
 	const output: Array<INodeExecutionData | undefined> = new Array(items.length).fill(undefined);
-	const targets: WaitTarget[] = [];
-	submitted.results.forEach((entry, itemIndex) => {
-		if (!entry) return;
-		if ('error' in entry) {
-			output[itemIndex] = submissionErrorItem(entry.error, itemIndex, waitForCompletion);
-			return;
+	const inFlight: SubmissionsInFlight = new Map();
+	let waiting: OpenWait | undefined;
+	let firstTarget: number | undefined;
+	for (const [from, to] of uploadParts(items.length, settings.concurrency, waitForCompletion)) {
+		const submitted = await mapWithConcurrency(
+			to - from,
+			settings.concurrency,
+			async (offset) => {
+				// A run that failed meanwhile fails the node: no more documents are uploaded.
+				if (waiting?.failed) throw new Error('The wait failed');
+				const itemIndex = from + offset;
+				return await submit(this, readSubmission(this, items[itemIndex], itemIndex), inFlight);
+			},
+			!continueOnFail,
+		);
+		const targets: WaitTarget[] = [];
+		submitted.results.forEach((entry, offset) => {
+			const itemIndex = from + offset;
+			const settled = entry && settleSubmission(this, entry, itemIndex, waitForCompletion);
+			if (settled && 'json' in settled) output[itemIndex] = settled;
+			else if (settled) targets.push(settled);
+		});
+		if (waiting?.failed) break;
+		const { firstError } = submitted;
+		if (firstError) {
+			const error = withItemIndex(this, firstError.error, from + firstError.index);
+			// The runs waited on so far are let go, and nothing of the wait outlives the node.
+			if (!waiting) throw error;
+			waiting.fail(error);
+			break;
 		}
-		const { result, submittedAt } = entry.value;
-		if (!waitForCompletion) {
-			output[itemIndex] = { json: result, pairedItem: { item: itemIndex } };
-		} else if (result.status === 'held') {
-			output[itemIndex] = heldItem(result, itemIndex);
-		} else if (typeof result.runId !== 'string' || !result.runId) {
-			output[itemIndex] = {
-				json: {
-					...result,
-					waitOutcome: 'notStarted',
-					finished: false,
-					message: `The submission was accepted with status "${String(result.status)}" but no run ID, so there is no run to wait for. Use Document → Get Runs with this document ID later to find its run.`,
-				},
-				pairedItem: { item: itemIndex },
-			};
-		} else {
-			targets.push({
-				itemIndex,
-				runId: result.runId,
-				documentId: typeof result.documentId === 'string' ? result.documentId : undefined,
-				workflowId: String(this.getNodeParameter('workflowId', itemIndex, '')),
-				base: result,
-				submittedAt,
-			});
-		}
-	});
-
-	// 2. Wait for all runs together.
-	await waitIntoOutput(this, targets, settings, output);
+		if (targets.length === 0) continue;
+		waiting ??= await openWait(this, settings);
+		firstTarget ??= targets[0].itemIndex;
+		waiting.add(targets);
+	}
+	if (waiting) {
+		waiting.close();
+		await outcomesIntoOutput(this, waiting, output, firstTarget ?? 0);
+	}
 	return output.filter((item): item is INodeExecutionData => item !== undefined);
 }

@@ -7,6 +7,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 import { DEFAULT_WAIT_SETTINGS } from '../../../../nodes/DocumentWorkflow/actions/waitOptions';
+import { uploadParts } from '../../../../nodes/DocumentWorkflow/actions/workflow/trigger.operation';
 import type { Run, Wait, WaitSettings } from '../../../../nodes/DocumentWorkflow/waiting/policy';
 import {
 	BUSY_SLICE_MS,
@@ -166,22 +167,30 @@ export class Simulation {
 			);
 			made.push(...runs);
 			this.counts.uploads += batch;
-			// A batch's uploads one after another at half the round trip; the wait begins after the last.
-			this.at(this.now + ((batch + 1) * this.latency) / 2, () =>
-				process.wait(
-					runs.map((run, itemIndex) => ({
-						itemIndex,
-						runId: run.id,
-						workflowId: pattern.byId ? undefined : workflowId,
-						submittedAt: pattern.byId ? undefined : run.createdAt + this.latency / 2,
-					})),
-					settings,
-					() => {
-						executionEnds.push(this.now);
-						this.at(this.now + (this.options.restartMs ?? 30), execution);
-					},
-				),
-			);
+			// A batch's uploads one after another at half the round trip. As the node does, the runs
+			// of each part are waited on once its last upload is answered (by id: all at once, after
+			// every upload), in one wait.
+			const parts = pattern.byId
+				? [[0, batch] as const]
+				: uploadParts(batch, settings.concurrency, true);
+			const targets = (from: number, to: number) =>
+				runs.slice(from, to).map((run, offset) => ({
+					itemIndex: from + offset,
+					runId: run.id,
+					workflowId: pattern.byId ? undefined : workflowId,
+					submittedAt: pattern.byId ? undefined : run.createdAt + this.latency / 2,
+				}));
+			let wait: Wait | undefined;
+			for (const [index, [from, to]] of parts.entries())
+				this.at(this.now + ((to + 1) * this.latency) / 2, () => {
+					const open = index < parts.length - 1;
+					if (!wait)
+						wait = process.wait(targets(from, to), settings, open, () => {
+							executionEnds.push(this.now);
+							this.at(this.now + (this.options.restartMs ?? 30), execution);
+						});
+					else process.add(wait, targets(from, to), open);
+				});
 		};
 		for (let lane = 0; lane < Math.min(pattern.alive, pattern.total); lane++)
 			this.at(startedAt + lane * (pattern.arrivalGapMs ?? 25), execution);
@@ -284,13 +293,27 @@ export class SimProcess {
 	private running = false;
 	private inFlight = 0;
 	private readonly executions = new Map<Wait, () => void>();
+	private readonly open = new Set<Wait>();
 
 	constructor(private readonly sim: Simulation) {}
 
-	wait(targets: Parameters<Policy['begin']>[0], settings: WaitSettings, ended: () => void): void {
+	/** Begins a wait (`open`: more runs are added to it later, it does not end before). */
+	wait(
+		targets: Parameters<Policy['begin']>[0],
+		settings: WaitSettings,
+		open: boolean,
+		ended: () => void,
+	): Wait {
 		const wait = this.policy.begin(targets, settings, this.sim.now);
 		this.executions.set(wait, ended);
+		if (open) this.open.add(wait);
 		if (!this.running) [this.running] = [true, this.turn()];
+		return wait;
+	}
+
+	add(wait: Wait, targets: Parameters<Policy['begin']>[0], open: boolean): void {
+		this.policy.add(wait, targets, this.sim.now);
+		if (!open) this.open.delete(wait);
 	}
 
 	/** A read through the pacer and the rate-limit gate, sent again after a 429; `answer` runs at the API. */
@@ -393,7 +416,8 @@ export class SimProcess {
 			for (const run of wait.runs)
 				if (timeLimitReached(run, sim.now) === 'passed')
 					run.outcome ??= { itemIndex: 0, item: { json: {} } };
-			if (wait.runs.some((run) => !run.outcome) || wait.inFlight > 0) continue;
+			if (this.open.has(wait) || wait.runs.some((run) => !run.outcome) || wait.inFlight > 0)
+				continue;
 			this.policy.waits.delete(wait);
 			this.executions.delete(wait);
 			ended();
