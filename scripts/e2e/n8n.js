@@ -450,9 +450,12 @@ class N8nInstance {
 			child.stdout.on('data', (d) => (stdout += d));
 			child.stderr.on('data', (d) => (stderr += d));
 			const timer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), timeoutMs);
-			child.on('exit', (code, signal) => {
+			child.on('exit', () => {
 				clearTimeout(timer);
 				killGroup(child.pid, 'SIGKILL'); // stragglers in the group
+			});
+			// Once its output is read to the end: 'exit' may come before the last of a large one.
+			child.on('close', (code, signal) => {
 				fs.appendFileSync(
 					path.join(this.userFolder, 'cli.log'),
 					`\n===== n8n ${args.join(' ')} -> ${code ?? signal}\n${stdout}\n${stderr}\n`,
@@ -507,7 +510,7 @@ class N8nInstance {
 			allowFailure: true,
 		});
 		const run = parseExecuteOutput(res.stdout);
-		const ok = res.code === 0 && !!run && !run?.data?.resultData?.error;
+		const ok = res.code === 0 && !!run?.data && !run.data.resultData?.error;
 		return { ok, run, ...res };
 	}
 
@@ -721,15 +724,19 @@ function parseExecuteOutput(stdout) {
 	} catch {
 		/* log lines around it */
 	}
-	for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) {
-		const end = text.lastIndexOf('}');
-		try {
-			const v = JSON.parse(text.slice(i, end + 1));
-			if (v && typeof v === 'object') return v;
-		} catch {
-			/* keep looking */
+	// The run is printed indented, from a line "{" to a line "}"; log lines before or after it
+	// may hold braces of their own (an object without `data` is no run).
+	const starts = [...text.matchAll(/(^|\n)\{/g)].map((m) => m.index + m[1].length);
+	const ends = [...text.matchAll(/\n\}/g)].map((m) => m.index + 2).reverse();
+	for (const start of starts)
+		for (const end of ends.filter((at) => at > start)) {
+			try {
+				const value = JSON.parse(text.slice(start, end));
+				if (value && typeof value === 'object' && value.data) return value;
+			} catch {
+				/* keep looking */
+			}
 		}
-	}
 	return null;
 }
 
