@@ -9,8 +9,8 @@ import { KEYS_KEPT } from './rateLimits';
 export const START_RATE = 200;
 export const GROWTH_AFTER_MS = 100;
 export const BACK_OFF = 0.85;
-export const SLOW_GROWTH = 0.05;
-export const LIMIT_TRUSTED_MS = 15_000;
+export const SLOW_GROWTH = 0.02;
+export const LIMIT_TRUSTED_MS = 60_000;
 
 /** Rates are reads a second; sends are kept so that a refused read's 429 may come a second late. */
 const SECOND_MS = 1000;
