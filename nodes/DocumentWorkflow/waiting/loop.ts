@@ -1,5 +1,5 @@
 /**
- * Waiting on runs (`waitForRuns`): one watcher per API key in this n8n process sends the checks
+ * Waiting on runs (`openWaitForRuns`): one watcher per API key in this n8n process sends the checks
  * of every execution's wait and the reads of the event list, and hands each answer to the policy
  * (`policy.ts`), which decides everything else. A check goes with its own execution's context; a
  * read made for several waits has a deadline of its own, and no wait ever waits for it.
@@ -83,18 +83,6 @@ export class Watcher {
 			},
 			outcomes,
 		};
-	}
-
-	async wait(
-		ctx: IExecuteFunctions,
-		targets: WaitTarget[],
-		settings: WaitSettings,
-		failFast: boolean,
-	): Promise<WaitOutcome[]> {
-		const wait = this.open(ctx, settings, failFast);
-		wait.add(targets);
-		wait.close();
-		return await wait.outcomes;
 	}
 
 	private async loop(): Promise<void> {
@@ -201,30 +189,17 @@ export function activeWatcherCount(): number {
 }
 
 /**
- * Waits for every target's run to be final (or to stop early, time out, or never start); one
- * outcome per target, in order. With `failFast` the first item error ends this wait and is
- * thrown once its checks in flight are aborted and awaited. Other executions' waits go on.
+ * A wait for runs (`OpenWait`), with the watcher every other wait of the API key shares. Once
+ * closed it ends when every run added is final (or stops early, times out, or never starts);
+ * with `failFast` the first item error ends it, once its checks in flight are aborted and
+ * awaited. Other executions' waits go on.
  */
-export async function waitForRuns(
-	ctx: IExecuteFunctions,
-	targets: WaitTarget[],
-	settings: WaitSettings,
-	failFast: boolean,
-): Promise<WaitOutcome[]> {
-	return await (await watcherOf(ctx)).wait(ctx, targets, settings, failFast);
-}
-
-/** A wait on runs still to come (`OpenWait`), with the same watcher as every other wait of the key. */
 export async function openWaitForRuns(
 	ctx: IExecuteFunctions,
 	settings: WaitSettings,
 	failFast: boolean,
 ): Promise<OpenWait> {
-	return (await watcherOf(ctx)).open(ctx, settings, failFast);
-}
-
-async function watcherOf(ctx: IExecuteFunctions): Promise<Watcher> {
 	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
 	const scope = limitScope(normalizeBaseUrl(ctx.getNode(), credentials.baseUrl), credentials);
-	return watchers.getOrCreate(scope, () => new Watcher());
+	return watchers.getOrCreate(scope, () => new Watcher()).open(ctx, settings, failFast);
 }

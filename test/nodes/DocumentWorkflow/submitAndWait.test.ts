@@ -95,17 +95,21 @@ describe('Submit Document and wait', () => {
 		expect(log.length / 50).toBeLessThanOrEqual(4);
 	});
 
+	/** Every upload takes `ms` longer. */
+	const slowUploads = async (ms: number) =>
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms,
+			method: 'POST',
+			pathPrefix: '/workflows/',
+		});
+
 	it('reads the first runs while later documents still upload, each item with its own run', async () => {
 		// 40 documents, 5 uploads at once, each taking 200 ms: 1.6 s of uploads; runs of 300 ms.
 		await env.sandbox.control.updateWorkflow(wf(), {
 			script: [{ status: 'running', ms: 300 }, { status: 'completed' }],
 		});
-		await env.sandbox.control.addFault({
-			kind: 'latency',
-			ms: 200,
-			method: 'POST',
-			pathPrefix: '/workflows/',
-		});
+		await slowUploads(200);
 		const result = await env.run(waitParams(wf(), { concurrency: 5 }), { items: pdfItems(40) });
 		expect(result.error).toBeUndefined();
 		expect(result.items.map((item) => item.json.waitOutcome)).toEqual(
@@ -135,12 +139,7 @@ describe('Submit Document and wait', () => {
 			{ status: 'running', ms: 100 },
 			{ status: 'failed', error: { code: 'BROKEN' } },
 		]);
-		await env.sandbox.control.addFault({
-			kind: 'latency',
-			ms: 200,
-			method: 'POST',
-			pathPrefix: '/workflows/',
-		});
+		await slowUploads(200);
 		const result = await env.run(waitParams(wf(), { concurrency: 5 }), { items: pdfItems(100) });
 		expect(result.error?.message).toMatch(/^Run [0-9a-f-]{36} failed: BROKEN/);
 		const posts = (await requests(env, { origin: 'api' })).filter((e) => e.method === 'POST');
