@@ -28,7 +28,7 @@ export function waitOptionFields(whenWaiting: boolean): INodeProperties[] {
 			typeOptions: { minValue: 1, maxValue: 100 },
 			default: 10,
 			description:
-				'The most requests the node makes at once while waiting (and while uploading), at most 100. All items are submitted first, then all their runs are waited on together, so a batch takes about as long as its slowest run.',
+				"The most uploads, and the most checks, the node makes at once (at most 100 each). Documents are uploaded in parts and each part's runs are waited on as soon as it is uploaded, all in one wait, so a batch takes about as long as its slowest run.",
 		},
 		{
 			displayName: 'First Check Interval (Seconds)',

@@ -493,38 +493,40 @@ export async function execute(
 	const inFlight: SubmissionsInFlight = new Map();
 	let waiting: OpenWait | undefined;
 	let firstTarget: number | undefined;
-	for (const [from, to] of uploadParts(items.length, settings.concurrency, waitForCompletion)) {
-		const submitted = await mapWithConcurrency(
-			to - from,
-			settings.concurrency,
-			async (offset) => {
-				// A run that failed meanwhile fails the node: no more documents are uploaded.
-				if (waiting?.failed) throw new Error('The wait failed');
+	try {
+		for (const [from, to] of uploadParts(items.length, settings.concurrency, waitForCompletion)) {
+			const submitted = await mapWithConcurrency(
+				to - from,
+				settings.concurrency,
+				async (offset) => {
+					// A run that failed meanwhile fails the node: no more documents are uploaded.
+					if (waiting?.failed) throw new Error('The wait failed');
+					const itemIndex = from + offset;
+					return await submit(this, readSubmission(this, items[itemIndex], itemIndex), inFlight);
+				},
+				!continueOnFail,
+			);
+			const targets: WaitTarget[] = [];
+			submitted.results.forEach((entry, offset) => {
 				const itemIndex = from + offset;
-				return await submit(this, readSubmission(this, items[itemIndex], itemIndex), inFlight);
-			},
-			!continueOnFail,
-		);
-		const targets: WaitTarget[] = [];
-		submitted.results.forEach((entry, offset) => {
-			const itemIndex = from + offset;
-			const settled = entry && settleSubmission(this, entry, itemIndex, waitForCompletion);
-			if (settled && 'json' in settled) output[itemIndex] = settled;
-			else if (settled) targets.push(settled);
-		});
-		if (waiting?.failed) break;
-		const { firstError } = submitted;
-		if (firstError) {
-			const error = withItemIndex(this, firstError.error, from + firstError.index);
-			// The runs waited on so far are let go, and nothing of the wait outlives the node.
-			if (!waiting) throw error;
-			waiting.fail(error);
-			break;
+				const settled = entry && settleSubmission(this, entry, itemIndex, waitForCompletion);
+				if (settled && 'json' in settled) output[itemIndex] = settled;
+				else if (settled) targets.push(settled);
+			});
+			if (waiting?.failed) break;
+			const { firstError } = submitted;
+			if (firstError) throw withItemIndex(this, firstError.error, from + firstError.index);
+			if (targets.length === 0) continue;
+			waiting ??= await openWait(this, settings);
+			firstTarget ??= targets[0].itemIndex;
+			waiting.add(targets);
 		}
-		if (targets.length === 0) continue;
-		waiting ??= await openWait(this, settings);
-		firstTarget ??= targets[0].itemIndex;
-		waiting.add(targets);
+	} catch (error) {
+		// An upload's error (or any other) ends the wait begun: the runs waited on so far are let
+		// go, and nothing of the wait outlives the node.
+		const failure = withItemIndex(this, error, firstTarget ?? 0);
+		if (!waiting) throw failure;
+		waiting.fail(failure);
 	}
 	if (waiting) {
 		waiting.close();
