@@ -20,7 +20,7 @@ import {
 import { checkRun, timeLimitOutcome } from './check';
 import { firstListPage, nextListPage } from './listWindow';
 import type { Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
-import { BUSY_SLICE_MS, Policy, timeLimitReached } from './policy';
+import { BUSY_SLICE_MS, Policy, TURN_SHARE, timeLimitReached } from './policy';
 
 /** An execution's wait: `over` ends its checks; `open` while runs may still join it. */
 interface Execution {
@@ -88,8 +88,9 @@ export class Watcher {
 	private async loop(): Promise<void> {
 		this.running = true;
 		for (;;) {
+			const turnAt = Date.now();
 			// Waits end here, after a sleep: when the last one ends the loop does, leaving no timer.
-			for (const [wait, execution] of this.executions) this.endIfOver(wait, execution, Date.now());
+			for (const [wait, execution] of this.executions) this.endIfOver(wait, execution, turnAt);
 			if (this.executions.size === 0) break;
 			if (this.read && Date.now() >= this.read.deadline) this.read.controller.abort();
 			const now = Date.now();
@@ -97,8 +98,10 @@ export class Watcher {
 			if (readListUntil !== undefined) void this.readList(now, readListUntil);
 			for (const run of checks) void this.check(run);
 			const busy = this.read || [...this.executions.keys()].some((wait) => wait.inFlight > 0);
-			const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - Date.now()));
-			await sleep(busy ? BUSY_SLICE_MS : idle);
+			// A turn over thousands of runs takes milliseconds: the loop keeps to its share of the CPU.
+			const slice = Math.max(BUSY_SLICE_MS, (Date.now() - turnAt) * (1 / TURN_SHARE - 1));
+			const idle = Math.min(PAUSE_SLICE_MS, Math.max(slice, wakeAt - Date.now()));
+			await sleep(busy ? slice : idle);
 		}
 		// Nothing waits: a read still in flight is of no use (and is no failure of the list).
 		this.read?.controller.abort();

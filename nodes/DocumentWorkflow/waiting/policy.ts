@@ -19,6 +19,7 @@ export const LIST_MISSES = 3;
 export const ANSWER_MS = 50;
 export const LAST_ANSWER_MS = 2000;
 export const BUSY_SLICE_MS = 5;
+export const TURN_SHARE = 0.2;
 
 /** The wait's options as the node reads them (`../actions/waitOptions.ts` describes each). */
 export interface WaitSettings {
@@ -191,8 +192,11 @@ export class Policy {
 		const listAt = covering && !reading ? this.listDueAt(candidates, now) : Infinity;
 		const waits = [...this.waits];
 		const limit = Math.max(1, ...waits.map((wait) => Math.floor(wait.settings.concurrency)));
-		let inFlight = waits.reduce((sum, wait) => sum + wait.inFlight, reading ? 1 : 0);
-		const readList = listAt <= now && inFlight < limit;
+		const checking = waits.reduce((sum, wait) => sum + wait.inFlight, 0);
+		let inFlight = checking + (reading ? 1 : 0);
+		// Checks go first: the list waits for those in flight, unless due for as long as its gap.
+		const yielded = checking === 0 || now - listAt >= listAt - this.readFrom;
+		const readList = listAt <= now && inFlight < limit && yielded;
 		if (readList) [this.readingSince, inFlight] = [now, inFlight + 1];
 		// A hint older than the Longest Check Interval is of no use to any wait.
 		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
@@ -203,7 +207,10 @@ export class Policy {
 		const turns = new Map(waits.map((wait) => [wait, wait.rotating && this.nextInRotation(wait)]));
 		const due = runs.map((run) => ({ run, at: this.dueOf(run, cover, now, turns.get(run.wait)) }));
 		const checks: Run[] = [];
-		for (const { run } of due.filter(({ at }) => at <= now).sort((a, b) => a.at - b.at)) {
+		// Earliest deadline first: a run's end is late by a share of its age, so younger ones go first.
+		const deadline = ({ run, at }: { run: Run; at: number }) => at + RUN_SHARE * (at - run.bornAt);
+		const ready = due.filter(({ at }) => at <= now);
+		for (const { run } of ready.sort((a, b) => deadline(a) - deadline(b))) {
 			if (inFlight >= limit) break;
 			if (run.wait.inFlight >= run.wait.settings.concurrency) continue;
 			[run.checking, run.wait.inFlight] = [true, run.wait.inFlight + 1];
@@ -368,6 +375,8 @@ export class Policy {
 				: run.bornAt + LOOK_FACTOR * run.readAge;
 		// Measured as the list measures its next read, so that the list comes first. A read that had
 		// ends to place still looked at runs too young to have ended.
+		// Where events name their run only a slow read of the list lets a run's own reads through.
+		if (this.namesRuns && this.readingSince === undefined) return sparse;
 		const young = this.readFrom - bornAt < earliest;
 		const lookFrom = this.readingSince ?? (young ? this.readFrom : this.lookedFrom);
 		const lookedAge = Math.max(earliest, lookFrom - bornAt);

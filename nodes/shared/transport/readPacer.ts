@@ -32,7 +32,11 @@ export class ReadPacer {
 		const interval = SECOND_MS / this.readsPerSecond;
 		if (this.nextSendAt <= now) {
 			this.nextSendAt = Math.max(this.nextSendAt, now - interval) + interval;
-			if (!this.heldSinceSend) this.heldSince = undefined;
+			// Back under a trusted limit, reads held within each second count as held all along:
+			// answers come in bursts, and the pace that was cut at the 429 is to grow back to it.
+			const lastSentAt = this.sentAt[this.sentAt.length - 1] ?? -Infinity;
+			const burst = this.trustedLimit(now) !== undefined && now - lastSentAt <= SECOND_MS;
+			if (!this.heldSinceSend && !burst) this.heldSince = undefined;
 			this.heldSinceSend = false;
 			this.sentAt.push(now);
 			while (this.sentAt[0] < now - SENDS_KEPT_MS) this.sentAt.shift();
@@ -41,10 +45,9 @@ export class ReadPacer {
 		[this.heldSince, this.heldSinceSend] = [this.heldSince ?? now, true];
 		if (now - this.heldSince < (this.limit ? SECOND_MS : GROWTH_AFTER_MS)) return false;
 		// Before a 429 the rate doubles; after, it grows slowly, a step under a trusted limit.
-		const rate = this.readsPerSecond;
+		const [rate, trusted] = [this.readsPerSecond, this.trustedLimit(now)];
 		let grown = rate * (this.limit ? 1 + SLOW_GROWTH : 2);
-		if (this.limit && now - this.limit.at < LIMIT_TRUSTED_MS)
-			grown = Math.max(rate, Math.min(grown, this.limit.perSecond * (1 - SLOW_GROWTH)));
+		if (trusted !== undefined) grown = Math.max(rate, Math.min(grown, trusted * (1 - SLOW_GROWTH)));
 		[this.readsPerSecond, this.heldSince] = [grown, now];
 		return false;
 	}
@@ -55,10 +58,15 @@ export class ReadPacer {
 		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
 		// Sent before the refused read: not answered (answers come late), nor after it (limit full).
 		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
-		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS ? this.limit.perSecond : 0;
-		const limit = Math.min(trusted || Infinity, Math.max(1, sent.length));
+		const limit = Math.min(this.trustedLimit(now) ?? Infinity, Math.max(1, sent.length));
 		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit) * BACK_OFF);
 		this.limit = { perSecond: limit, at: now };
+	}
+
+	/** The limit learnt at the last 429, for LIMIT_TRUSTED_MS after it. */
+	private trustedLimit(now: number): number | undefined {
+		const trusted = this.limit && now - this.limit.at < LIMIT_TRUSTED_MS;
+		return trusted ? this.limit!.perSecond : undefined;
 	}
 }
 

@@ -91,6 +91,15 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(50 * BACK_OFF * (1 + SLOW_GROWTH));
 	});
 
+	it('after a 429, reads that come in bursts (held back within each second, the pace idle between) grow it back to just under the limit', () => {
+		const pacer = new ReadPacer();
+		heldOver(pacer, 1500, 20);
+		pacer.rateLimited(1500);
+		// Each 400 ms: reads held back for 300 ms, then none for 100 ms (a read of the list).
+		for (let t = 1600; t < 1600 + 40_000; t += 400) holdBack(pacer, t, t + 300);
+		expect(pacer.readsPerSecond).toBeCloseTo(20 * (1 - SLOW_GROWTH));
+	});
+
 	it('a second 429 soon after the first lowers the limit it remembers, never raises it', () => {
 		const pacer = new ReadPacer();
 		// The first second spanned two of the API's windows: 70 went.

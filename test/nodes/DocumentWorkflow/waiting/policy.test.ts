@@ -127,6 +127,54 @@ describe('what runs taught, applied to runs already waiting', () => {
 	});
 });
 
+describe('which read goes first when reads are scarce', () => {
+	let eventSeq = 0;
+	const completed = (runId: string) => ({
+		...{ id: uuid(++eventSeq, 1), type: 'run.completed', createdOn: new Date(T0).toISOString() },
+		data: { runId },
+	});
+	/** One-run waits submitted at these times, the list anchored at T0 + 100 ms. */
+	const waiting = (submitted: number[], concurrency = 1) => {
+		const policy = new Policy();
+		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency };
+		const runs = submitted.map(
+			(ms, n) =>
+				policy.begin(
+					[{ itemIndex: 0, runId: uuid(n + 1), submittedAt: T0 + ms }],
+					settings,
+					T0 + ms,
+				).runs[0],
+		);
+		policy.listRead([], T0 + 100);
+		return { policy, runs };
+	};
+
+	it('runs an event named at once are read youngest first: lateness is a share of a run, so the youngest run has the nearest deadline', () => {
+		const { policy, runs } = waiting([0, 20_000]);
+		policy.listRead(
+			runs.map((run) => completed(run.runId)),
+			T0 + 25_000,
+		);
+		expect(runs.every((run) => run.named)).toBe(true);
+		// One read at a time (Concurrent Checks 1): the run of 5 s before the run of 25 s.
+		expect(policy.next(T0 + 25_000).checks).toEqual([runs[1]]);
+	});
+
+	it('the list waits for the checks in flight, for at most its own gap: reads the checks need are not pushed back by a read of the list', () => {
+		const { policy, runs } = waiting([0, 10, 20, 30], 2);
+		const [named] = runs;
+		policy.listRead([completed(named.runId)], T0 + 10_000);
+		// The named run's check is in flight while the list comes due again.
+		expect(policy.next(T0 + 10_000)).toMatchObject({ checks: [named], readListUntil: undefined });
+		const due = policy.next(T0 + 10_001).wakeAt;
+		expect(due).toBeGreaterThan(T0 + 10_001);
+		expect(policy.next(due).readListUntil).toBeUndefined();
+		const overdue = due + (due - (T0 + 10_000));
+		expect(policy.next(overdue - 1).readListUntil).toBeUndefined();
+		expect(policy.next(overdue).readListUntil).toBeDefined();
+	});
+});
+
 describe('one run: its own reads, a share of its age apart', () => {
 	const alone = (ms: number, settings: Pattern['settings'] = {}) =>
 		new Simulation({ named: false }).run({ alive: 1, total: 1, lengthOf: same(ms), settings });
