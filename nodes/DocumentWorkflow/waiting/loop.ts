@@ -46,6 +46,12 @@ export interface OpenWait {
 	readonly outcomes: Promise<WaitOutcome[]>;
 }
 
+const loopFailed = (ctx: IExecuteFunctions, error: Error) =>
+	new NodeOperationError(ctx.getNode(), `Waiting for runs stopped: ${error.message}`, {
+		description:
+			'An unexpected error ended the wait of every execution of this API key; the runs go on in the service. Run the execution again to read them; if it happens again, report it with this message.',
+	});
+
 const cancelled = (ctx: IExecuteFunctions) =>
 	new NodeOperationError(ctx.getNode(), 'The execution was cancelled while waiting for runs');
 
@@ -87,6 +93,25 @@ export class Watcher {
 
 	private async loop(): Promise<void> {
 		this.running = true;
+		try {
+			await this.turns();
+		} catch (error) {
+			// A defect here must not leave every wait of this API key waiting for ever: each ends.
+			for (const [wait, execution] of this.executions) {
+				execution.failure ??= loopFailed(execution.ctx, error as Error);
+				execution.over.abort();
+				this.policy.waits.delete(wait);
+				execution.settle();
+			}
+			this.executions.clear();
+		}
+		// Nothing waits: a read still in flight is of no use (and is no failure of the list).
+		this.read?.controller.abort();
+		[this.read, this.running] = [undefined, false];
+	}
+
+	/** Until no wait is left: ends the waits that are over, sends what the policy says, sleeps. */
+	private async turns(): Promise<void> {
 		for (;;) {
 			const turnAt = Date.now();
 			// Waits end here, after a sleep: when the last one ends the loop does, leaving no timer.
@@ -103,9 +128,6 @@ export class Watcher {
 			const idle = Math.min(PAUSE_SLICE_MS, Math.max(slice, wakeAt - Date.now()));
 			await sleep(busy ? slice : idle);
 		}
-		// Nothing waits: a read still in flight is of no use (and is no failure of the list).
-		this.read?.controller.abort();
-		[this.read, this.running] = [undefined, false];
 	}
 
 	/** Ends the wait once its runs are done, or it failed, was cancelled or passed its time limit. */

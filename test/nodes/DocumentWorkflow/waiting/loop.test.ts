@@ -5,6 +5,7 @@
  * started. The policy's decisions themselves are replayed without I/O in policy.test.ts.
  */
 import { activeWatcherCount } from '../../../../nodes/DocumentWorkflow/waiting/loop';
+import { Policy } from '../../../../nodes/DocumentWorkflow/waiting/policy';
 import type { Env } from '../../../harness/sandbox';
 import {
 	FAST_WAIT,
@@ -150,6 +151,42 @@ describe('one watcher per API key, shared by executions', () => {
 			Date.parse(String(item.completedOn)) - Date.parse(String(item.startedOn)),
 		).toBeGreaterThanOrEqual(2500);
 		await Promise.all(waits.slice(1));
+	});
+});
+
+describe('a defect inside the loop', () => {
+	const env = useSandbox();
+
+	it('ends every wait of the key with an error that says so, at once, and the next wait starts a loop of its own', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		for (let n = 0; n < 3; n++)
+			await env.sandbox.control.setNextScripts(wf, [
+				{ status: 'running', ms: 1000 },
+				{ status: 'completed' },
+			]);
+		// The policy throws once both executions wait: neither may wait for ever.
+		const next = Policy.prototype.next;
+		let calls = 0;
+		const broken = jest.spyOn(Policy.prototype, 'next').mockImplementation(function (
+			this: Policy,
+			now: number,
+		) {
+			if (++calls === 20) throw new Error('a defect of the policy');
+			return next.call(this, now);
+		});
+		try {
+			const results = await Promise.all(
+				[0, 1].map(() => env.run(waitParams(wf), { items: pdfItems(1) })),
+			);
+			for (const result of results)
+				expect(result.error?.message).toBe('Waiting for runs stopped: a defect of the policy');
+			expect(activeWatcherCount()).toBe(0);
+		} finally {
+			broken.mockRestore();
+		}
+		const again = await env.run(waitParams(wf), { items: pdfItems(1) });
+		expect(again.error).toBeUndefined();
+		expect(again.items[0].json.waitOutcome).toBe('completed');
 	});
 });
 
