@@ -207,8 +207,10 @@ export class Policy {
 		const turns = new Map(waits.map((wait) => [wait, wait.rotating && this.nextInRotation(wait)]));
 		const due = runs.map((run) => ({ run, at: this.dueOf(run, cover, now, turns.get(run.wait)) }));
 		const checks: Run[] = [];
-		// Earliest deadline first: a run's end is late by a share of its age, so younger ones go first.
-		const deadline = ({ run, at }: { run: Run; at: number }) => at + RUN_SHARE * (at - run.bornAt);
+		// Earliest deadline first: a run's end is late by a share of its age, so younger ones go
+		// first; a read at a run's Max Wait Time is due at that time.
+		const deadline = ({ run, at }: { run: Run; at: number }) =>
+			at >= maxWaitEnd(run) ? at : at + RUN_SHARE * (at - run.bornAt);
 		const ready = due.filter(({ at }) => at <= now);
 		for (const { run } of ready.sort((a, b) => deadline(a) - deadline(b))) {
 			if (inFlight >= limit) break;

@@ -160,6 +160,21 @@ describe('which read goes first when reads are scarce', () => {
 		expect(policy.next(T0 + 25_000).checks).toEqual([runs[1]]);
 	});
 
+	it("a read at a run's Max Wait Time goes first: the wait is to end at that time, however old its run", () => {
+		const policy = new Policy();
+		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 1 };
+		const target = (n: number, ms: number) => ({
+			itemIndex: 0,
+			runId: uuid(n),
+			submittedAt: T0 + ms,
+		});
+		const [old] = policy.begin([target(1, 0)], { ...settings, maxWaitMs: 20_000 }, T0).runs;
+		const [young] = policy.begin([target(2, 19_000)], settings, T0 + 19_000).runs;
+		policy.listRead([], T0 + 19_100);
+		policy.listRead([completed(young.runId)], T0 + 20_000);
+		expect(policy.next(T0 + 20_000).checks).toEqual([old]);
+	});
+
 	it('the list waits for the checks in flight, for at most its own gap: reads the checks need are not pushed back by a read of the list', () => {
 		const { policy, runs } = waiting([0, 10, 20, 30], 2);
 		const [named] = runs;
