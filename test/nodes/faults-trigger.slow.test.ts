@@ -24,7 +24,9 @@ describe('the trigger under faults', () => {
 		]);
 		expect((await host.activate()).error).toBeUndefined();
 		let created = 0;
-		let burstPollItems = 0;
+		let burstFrom = -1;
+		// Per poll from the burst on: how many of the burst's events it emitted.
+		const burstPerPoll: number[] = [];
 		for (let poll = 0; poll < 25; poll++) {
 			const now = (await env.sandbox.control.getClock()).nowMs;
 			// Poll 12 brings a burst of 3,000 events; it and the next polls have a budget too small to read it at once.
@@ -39,6 +41,7 @@ describe('the trigger under faults', () => {
 				}),
 			);
 			await env.sandbox.control.createEvents(batch);
+			if (burst) burstFrom = created;
 			created += batch.length;
 			await env.sandbox.control.advanceClock(MINUTE);
 			if (rand() < 0.1) host.restart();
@@ -46,7 +49,13 @@ describe('the trigger under faults', () => {
 			const result = await host.poll({
 				pollBudgetMs: small ? 400 : rand() < 0.5 ? undefined : 30_000,
 			});
-			if (burst) burstPollItems = result.items?.length ?? 0;
+			if (burstFrom >= 0)
+				burstPerPoll.push(
+					(result.items ?? []).filter(({ json }) => {
+						const n = (json.data as { n: number }).n;
+						return n >= burstFrom && n < burstFrom + 3000;
+					}).length,
+				);
 		}
 		await env.sandbox.control.clearFaults();
 		for (let i = 0; i < 7; i++) {
@@ -63,8 +72,9 @@ describe('the trigger under faults', () => {
 		expect(host.delivered).toHaveLength(created);
 		const events = await env.sandbox.control.getRequests({ pathPrefix: '/events' });
 		expect(events.filter((e) => e.fault === 'dropAfterProcess').length).toBeGreaterThan(0);
-		// The burst really was more than one poll read.
-		expect(burstPollItems).toBeGreaterThan(0);
-		expect(burstPollItems).toBeLessThan(3000);
+		// The burst really came out over more than one poll (a loaded machine may leave one of the
+		// small-budget polls empty: which ones emit is not asserted).
+		expect(burstPerPoll.filter((n) => n > 0).length).toBeGreaterThan(1);
+		expect(Math.max(...burstPerPoll)).toBeLessThan(3000);
 	}, 240_000); // tens of polls with injected latency: slow on a loaded 2-core machine, never a timed assertion
 });
