@@ -236,7 +236,6 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		).ids;
 		trigger.expected.push(created[0], created[1], created[2], created[5]);
 		trigger.unselected.push(created[3], created[4]);
-		trigger.firstIds = created;
 		trigger.lateDueAt = Date.now() + 70000;
 	});
 
@@ -529,20 +528,36 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 			},
 			{ what: 'the first events emitted', timeoutMs: 150000, intervalMs: 3000 },
 		);
-		// Committed late with a lower id than events already emitted.
+		// An event emitted now, then one committed late with a lower id. Its lateness is counted from
+		// the emitted one, not from the suite's start: on a slow runner that is more than the 5-minute
+		// overlap ago, and an event later than the overlap is not emitted (documented).
+		const anchorCreatedAt = Date.now();
+		const [anchorId] = (
+			await c.createEvents([{ type: 'run.completed', data: { n: 9, anchor: true } }], {
+				orgId: triggerOrg.id,
+				returnIds: true,
+			})
+		).ids;
+		trigger.expected.push(anchorId);
+		await waitFor(async () => (await emitted()).some((e) => e.id === anchorId), {
+			what: 'the anchor event emitted',
+			timeoutMs: 150000,
+			intervalMs: 3000,
+		});
 		const [lowerId] = (
 			await c.createEvents(
 				[
 					{
 						type: 'review.created',
 						data: { n: 7, late: 'lower id' },
-						createdOn: new Date(trigger.createdAt - 1000).toISOString(),
+						createdOn: new Date(anchorCreatedAt - 1000).toISOString(),
 					},
 				],
 				{ orgId: triggerOrg.id, returnIds: true },
 			)
 		).ids;
-		expect(lowerId < trigger.firstIds[0]).toBe(true);
+		expect(lowerId < anchorId).toBe(true);
+		expect(Date.now() - (anchorCreatedAt - 1000)).toBeLessThan(4 * 60 * 1000);
 		const [later] = (
 			await c.createEvents([{ type: 'run.failed', data: { n: 8 } }], {
 				orgId: triggerOrg.id,
