@@ -194,8 +194,10 @@ export class Policy {
 		const limit = Math.max(1, ...waits.map((wait) => Math.floor(wait.settings.concurrency)));
 		const checking = waits.reduce((sum, wait) => sum + wait.inFlight, 0);
 		let inFlight = checking + (reading ? 1 : 0);
-		// Checks go first: the list waits for those in flight, unless due for as long as its gap.
-		const yielded = checking === 0 || now - listAt >= listAt - this.readFrom;
+		// Checks go first: the list waits for those in flight, unless due for as long as its gap
+		// (the first read has no gap: it goes when due).
+		const gap = listAt - this.readFrom;
+		const yielded = checking === 0 || !Number.isFinite(gap) || now - listAt >= gap;
 		const readList = listAt <= now && inFlight < limit && yielded;
 		if (readList) [this.readingSince, inFlight] = [now, inFlight + 1];
 		// A hint older than the Longest Check Interval is of no use to any wait.
@@ -375,10 +377,10 @@ export class Policy {
 			run.readAge === undefined
 				? run.bornAt + Math.max(LOOK_FACTOR * Math.max(grace, longest ?? 0), run.firstAge)
 				: run.bornAt + LOOK_FACTOR * run.readAge;
-		// Measured as the list measures its next read, so that the list comes first. A read that had
-		// ends to place still looked at runs too young to have ended.
 		// Where events name their run only a slow read of the list lets a run's own reads through.
 		if (this.namesRuns && this.readingSince === undefined) return sparse;
+		// Measured as the list measures its next read, so that the list comes first. A read that had
+		// ends to place still looked at runs too young to have ended.
 		const young = this.readFrom - bornAt < earliest;
 		const lookFrom = this.readingSince ?? (young ? this.readFrom : this.lookedFrom);
 		const lookedAge = Math.max(earliest, lookFrom - bornAt);

@@ -188,6 +188,28 @@ describe('which read goes first when reads are scarce', () => {
 		expect(policy.next(overdue - 1).readListUntil).toBeUndefined();
 		expect(policy.next(overdue).readListUntil).toBeDefined();
 	});
+
+	it('the first read of the list is not held back by checks in flight: before it there is no gap to wait out', () => {
+		const policy = new Policy();
+		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
+		const begin = (n: number, at: number) =>
+			policy.begin([{ itemIndex: 0, runId: uuid(n), submittedAt: at }], settings, at).runs[0];
+		// One wait alone: no read of the list (one run is not worth it); its first check goes and
+		// is never answered, so a check is in flight from then on.
+		const first = begin(1, T0);
+		expect(policy.next(T0 + 1000)).toMatchObject({ checks: [first], readListUntil: undefined });
+		// A second wait: the list is worth a read now, with the check still in flight.
+		begin(2, T0 + 1500);
+		let [now, firstList] = [T0 + 1500, undefined as number | undefined];
+		while (firstList === undefined && now < T0 + 120_000) {
+			const step = policy.next(now);
+			if (step.readListUntil !== undefined) firstList = now;
+			now = Math.max(now + 1, Math.min(step.wakeAt, now + 1000));
+		}
+		expect(first.checking).toBe(true);
+		expect(firstList).toBeDefined();
+		expect(firstList! - T0).toBeLessThan(5000);
+	});
 });
 
 describe('one run: its own reads, a share of its age apart', () => {
