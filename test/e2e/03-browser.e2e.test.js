@@ -232,8 +232,21 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 	/** Adds a node through the node panel: searched by `search`, the item whose name matches `name`. */
 	async function addNode(search, name, { first = false } = {}) {
 		await page.getByTestId(first ? 'canvas-add-button' : 'node-creator-plus-button').click();
-		await page.getByTestId('node-creator-search-bar').fill(search);
-		await page.getByTestId('node-creator-item-name').filter({ hasText: name }).first().click();
+		const item = page.getByTestId('node-creator-item-name').filter({ hasText: name }).first();
+		// On a loaded machine the panel's list can re-render for a long while after the search (the
+		// item detached, "not stable"): the search is typed again and the item clicked anew.
+		for (let attempt = 1; ; attempt++) {
+			await page.getByTestId('node-creator-search-bar').fill(search);
+			try {
+				await item.click({ timeout: 15000 });
+				return;
+			} catch (error) {
+				if (attempt === 3) throw error;
+				e2e.log(
+					`addNode(${search}): attempt ${attempt} failed (${String(error.message).split('\n')[0]}); again`,
+				);
+			}
+		}
 	}
 
 	/** Closes the node's panel, back to the canvas. */
