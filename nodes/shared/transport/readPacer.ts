@@ -31,7 +31,11 @@ export class ReadPacer {
 	trySend(now: number): boolean {
 		const interval = SECOND_MS / this.readsPerSecond;
 		if (this.nextSendAt <= now) {
-			this.nextSendAt = Math.max(this.nextSendAt, now - interval) + interval;
+			// A read after a pause may go close behind the one before (the interval unused is spent),
+			// but not under a trusted limit: there two close together put one more than the pace in
+			// one of the API's windows, and at a pace a step under the limit that one is refused.
+			const catchUp = this.trustedLimit(now) === undefined ? interval : 0;
+			this.nextSendAt = Math.max(this.nextSendAt, now - catchUp) + interval;
 			// Back under a trusted limit, reads held within each second count as held all along:
 			// answers come in bursts, and the pace that was cut at the 429 is to grow back to it.
 			const lastSentAt = this.sentAt[this.sentAt.length - 1] ?? -Infinity;

@@ -100,6 +100,24 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(20 * (1 - SLOW_GROWTH));
 	});
 
+	it('under a trusted limit, a read after a pause does not go close behind another: no second holds more than the pace', () => {
+		const pacer = new ReadPacer();
+		heldOver(pacer, 1500, 20);
+		pacer.rateLimited(1500);
+		holdBack(pacer, 1600, 12_000);
+		expect(pacer.readsPerSecond).toBeCloseTo(20 * (1 - SLOW_GROWTH));
+		// Reads come now and then, the pacer idle between: each read goes, and never two at once.
+		for (let t = 12_500; t < 20_000; t += 700) {
+			expect(pacer.trySend(t)).toBe(true);
+			expect(pacer.trySend(t)).toBe(false);
+		}
+		// Held back for 3 s: the reads that go in any second are at most the pace.
+		const sent: number[] = [];
+		for (let t = 20_000; t < 23_000; t++) while (pacer.trySend(t)) sent.push(t);
+		const most = Math.max(...sent.map((at) => sent.filter((x) => x >= at && x < at + 1000).length));
+		expect(most).toBeLessThanOrEqual(Math.ceil(pacer.readsPerSecond));
+	});
+
 	it('a second 429 soon after the first lowers the limit it remembers, never raises it', () => {
 		const pacer = new ReadPacer();
 		// The first second spanned two of the API's windows: 70 went.
