@@ -793,6 +793,11 @@ function backfillGoals(row, f) {
 	];
 }
 
+/** Said of the rows at the limit when n8n ran at a lower CPU priority than the sandbox (E2E_N8N_NICE). */
+const PRIORITY_TEXT = process.env.E2E_N8N_NICE
+	? `n8n ran at a lower CPU priority than the sandbox (nice ${process.env.E2E_N8N_NICE}): on this one 2-core machine the sandbox otherwise answers after n8n's bursts of work, and its fixed window then counts reads that arrived bunched, as a remote API on its own machine does not.`
+	: 'n8n and the sandbox ran at the same CPU priority on this one 2-core machine.';
+
 /** The sections of the backfill and the steady stream, when they ran. */
 function atTheLimitSections(results) {
 	const sections = [];
@@ -807,6 +812,7 @@ function atTheLimitSections(results) {
 				`The floor is what the API allows: from the first upload's start, the later of the last upload and two reads a document (its run, its output) at the limit (2 × ${row.documents} ÷ ${row.readLimit} s), plus one run (the first reads can come only once the first run has ended); the time runs from the first upload's start to the webhook's answer.`,
 				'"Read limit used": the reads made from the first run\'s end to the last read, over what the limit allows in that time.',
 				"n8n's memory: the resident memory of n8n's main process, sampled every 250 ms while the execution ran, less its value before.",
+				PRIORITY_TEXT,
 			].join(' '),
 			table: {
 				columns: ['figure', 'value'],
@@ -846,6 +852,7 @@ function atTheLimitSections(results) {
 				`n8n started anew before each rate; one-document executions (Webhook → Code → Document Workflow "Submit Document", Wait for Completion, Include Output) arrive ${row.seconds} s long at a fixed rate, none waiting for another; runs spread from ${len(5000)} to ${len(30_000)} (shuffled); run events name their run; the key's reads are limited to ${row.readLimit} a second.`,
 				`A status read and an output read a document are two reads, so ${row.readLimit / 2} documents a second is the most any waiting can carry: the rate is given as a share of that.`,
 				`After the row's rate (${row.rate} a second, its goals), higher rates are tried (${row.rates.slice(1).join(', ')} a second) while each meets the same bounds; "highest rate carried" is the highest that did.`,
+				PRIORITY_TEXT,
 			].join(' '),
 			table: {
 				columns: [

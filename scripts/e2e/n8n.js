@@ -298,10 +298,13 @@ class N8nInstance {
 		await this.ensureBrokerPort();
 		if (!(await portIsFree(this.port))) throw new Error(`port ${this.port} is already in use`);
 		// Own process group (see processes.js): stop() ends n8n and its task runners together.
+		// E2E_N8N_NICE: n8n at a lower CPU priority than the sandbox, which a real API would not share with it.
+		const nice = process.env.E2E_N8N_NICE;
+		const command = nice ? ['nice', '-n', nice, this.info.nodeBin] : [this.info.nodeBin];
 		const proc = spawnOwned(
 			`n8n ${this.info.version}`,
-			this.info.nodeBin,
-			[this.info.n8nBin, 'start'],
+			command[0],
+			[...command.slice(1), this.info.n8nBin, 'start'],
 			{
 				cwd: this.userFolder,
 				env: this.env(),
