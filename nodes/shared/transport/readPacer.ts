@@ -30,12 +30,16 @@ export class ReadPacer {
 	/** Whether a read may go at `now` (then it counts as sent); held back long, the rate grows. */
 	trySend(now: number): boolean {
 		const interval = SECOND_MS / this.readsPerSecond;
+		if (this.trustedLimit(now) !== undefined) {
+			// A read after a pause may go close behind the one before (below), but under a trusted
+			// limit not so that a second holds more than the pace: the API's window would refuse one.
+			const recent = this.sentAt.filter((at) => at > now - SECOND_MS);
+			if (recent.length >= Math.ceil(this.readsPerSecond))
+				this.nextSendAt = Math.max(this.nextSendAt, recent[0] + SECOND_MS);
+		}
 		if (this.nextSendAt <= now) {
-			// A read after a pause may go close behind the one before (the interval unused is spent),
-			// but not under a trusted limit: there two close together put one more than the pace in
-			// one of the API's windows, and at a pace a step under the limit that one is refused.
-			const catchUp = this.trustedLimit(now) === undefined ? interval : 0;
-			this.nextSendAt = Math.max(this.nextSendAt, now - catchUp) + interval;
+			// The interval unused while the timer was late is spent: reads keep their pace.
+			this.nextSendAt = Math.max(this.nextSendAt, now - interval) + interval;
 			// Back under a trusted limit, reads held within each second count as held all along:
 			// answers come in bursts, and the pace that was cut at the 429 is to grow back to it.
 			const lastSentAt = this.sentAt[this.sentAt.length - 1] ?? -Infinity;
