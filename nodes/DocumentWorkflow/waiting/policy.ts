@@ -272,9 +272,9 @@ export class Policy {
 		const anchoring = !this.list.anchored;
 		const fresh = takeListRead(this.list, events);
 		this.readFrom = startedAt;
-		if (anchoring) return void (this.lookedFrom = startedAt);
 		const runs = [...this.waits].flatMap(pendingRuns);
 		const pending = new Map(runs.map((run) => [lower(run.runId), run]));
+		if (anchoring) return this.firstLook(events, pending, startedAt, now);
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
 		let unnamed = 0;
 		for (const event of fresh.filter((candidate) => /^run\./.test(String(candidate.type)))) {
@@ -296,6 +296,20 @@ export class Policy {
 		[this.evidence, this.misses] = [this.evidence.slice(missed), this.misses + missed];
 		if (this.misses >= LIST_MISSES && this.namesRuns === undefined)
 			[this.namesRuns, this.evidence] = [false, []];
+	}
+
+	/**
+	 * The first read finds where the list ends, and looks too: an event on its pages (the list's
+	 * first and last) naming a run of ours is that run's end. (One on a page between is not seen:
+	 * that run is read by itself, as late as a run the list looks at.)
+	 */
+	private firstLook(events: IDataObject[], pending: Map<string, Run>, at: number, now: number) {
+		this.lookedFrom = at;
+		for (const event of events.filter((candidate) => /^run\./.test(String(candidate.type))))
+			for (const run of idsIn(event.data).flatMap((id) => pending.get(id) ?? [])) {
+				[run.named, run.soonAt, this.namesRuns] = [true, run.checking ? run.soonAt : now, true];
+				this.evidence = [];
+			}
 	}
 
 	/** After LIST_MISSES failed reads in a row the list rests a Longest Check Interval, twice as

@@ -189,6 +189,27 @@ describe('which read goes first when reads are scarce', () => {
 		expect(policy.next(overdue).readListUntil).toBeDefined();
 	});
 
+	it('the first read of the list looks too: an event on its pages naming a run of ours is read at once', () => {
+		const policy = new Policy();
+		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
+		const begin = (n: number, at: number) =>
+			policy.begin([{ itemIndex: 0, runId: uuid(n), submittedAt: at }], settings, at).runs[0];
+		const a = begin(1, T0);
+		begin(2, T0 + 10);
+		// The first read comes late (reads were scarce): run a had ended by then.
+		const event = (n: number, type: string, data: object, ms: number) => ({
+			id: uuid(1000 + n, 2),
+			type,
+			createdOn: new Date(T0 + ms).toISOString(),
+			data,
+		});
+		const one = [event(1, 'run.completed', { runId: a.runId }, 5000)];
+		expect(policy.next(T0 + 6000).readListUntil).toBeDefined();
+		policy.listRead(one, T0 + 6100);
+		expect(a.named).toBe(true);
+		expect(policy.next(T0 + 6100).checks).toContain(a);
+	});
+
 	it('the first read of the list is not held back by checks in flight: before it there is no gap to wait out', () => {
 		const policy = new Policy();
 		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
