@@ -7,7 +7,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { LruMap } from '../../shared/lruMap';
 import { KEYS_KEPT } from '../../shared/transport/rateLimits';
-import { newListWindow, takeListRead } from './listWindow';
+import { LOOKBACK_MS, newListWindow, takeListRead } from './listWindow';
 
 export const PROBE_SHARE = 0.08;
 export const RUN_SHARE = 0.2;
@@ -149,6 +149,10 @@ export class Policy {
 	private evidence: Array<{ runId: string; seenAt: number }> = [];
 	/** Where the next read of the list starts, and the ids seen since (`listWindow.ts`). */
 	readonly list = newListWindow();
+	/** Ids named by run events the list brought before any wait had them, and when: a run can end
+	 * before the node adds it (its upload's answer waits for a busy process), and the list brings
+	 * each event once. Kept as long as the list looks back. */
+	private readonly endsListed = new Map<string, number>();
 	/** When the read in flight began, the last that succeeded, the last with no end to place. */
 	private readingSince?: number;
 	private readFrom = -Infinity;
@@ -172,7 +176,10 @@ export class Policy {
 			const firstAge = firstAgeOf(wait.settings, learned);
 			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
 			const run = { wait, target, runId: target.runId, bornAt, firstAge, expectedAge };
-			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named: false });
+			// Its end listed already: read at once, as a run the list names.
+			const named = this.endsListed.delete(lower(target.runId));
+			const soonAt = named ? now : undefined;
+			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named, soonAt });
 		}
 		this.nextRound(wait, now);
 		// Runs waited on by id began at unknown times: probes are read at once, their starts place all.
@@ -277,8 +284,10 @@ export class Policy {
 		if (anchoring) return this.firstLook(events, pending, startedAt, now);
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
 		let unnamed = 0;
+		for (const [id, at] of this.endsListed) if (at < now - LOOKBACK_MS) this.endsListed.delete(id);
 		for (const event of fresh.filter((candidate) => /^run\./.test(String(candidate.type)))) {
 			const ours = idsIn(event.data).filter((id) => known.has(id));
+			for (const id of idsIn(event.data)) if (!known.has(id)) this.endsListed.set(id, now);
 			if (ours.length === 0) unnamed++;
 			else [this.namesRuns, this.evidence] = [true, []];
 			for (const run of ours.flatMap((id) => pending.get(id) ?? []))

@@ -210,6 +210,30 @@ describe('which read goes first when reads are scarce', () => {
 		expect(policy.next(T0 + 6100).checks).toContain(a);
 	});
 
+	it('a run whose end the list brought before the node added it (a busy process) is read at once when added', () => {
+		const policy = new Policy();
+		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
+		const begin = (n: number, at: number) =>
+			policy.begin([{ itemIndex: 0, runId: uuid(n), submittedAt: at }], settings, at).runs[0];
+		begin(1, T0);
+		begin(2, T0 + 10);
+		expect(policy.next(T0 + 100).readListUntil).toBeDefined();
+		policy.listRead([], T0 + 200);
+		// Run 3 was uploaded at 1 s and ended at 5 s; the list brings its end at 6 s, before the
+		// node, its process busy, adds it at 7 s.
+		expect(policy.next(T0 + 6000).readListUntil).toBeDefined();
+		policy.listRead([completed(uuid(3))], T0 + 6100);
+		const late = begin(3, T0 + 1000);
+		expect(late.named).toBe(true);
+		let [now, readAt] = [T0 + 7000, undefined as number | undefined];
+		while (readAt === undefined && now < T0 + 200_000) {
+			const step = policy.next(now);
+			if (step.checks.includes(late)) readAt = now;
+			now = Math.max(now + 1, Math.min(step.wakeAt, now + 1000));
+		}
+		expect(readAt! - T0).toBeLessThan(8000);
+	});
+
 	it('the first read of the list is not held back by checks in flight: before it there is no gap to wait out', () => {
 		const policy = new Policy();
 		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
