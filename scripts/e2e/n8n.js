@@ -14,7 +14,7 @@ const net = require('node:net');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { checkInstall, ensureInstall, installInfo } = require('./n8n-install');
-const { N8N_BROKER_DEFAULT_PORT, PORTS, withPortOffset } = require('./ports');
+const { N8N_BROKER_DEFAULT_PORT, PORTS, reservePort, withPortOffset } = require('./ports');
 const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -130,18 +130,6 @@ function installPackageInto(userFolder, tgz) {
 	return nodesDir;
 }
 
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const srv = net.createServer();
-		srv.unref();
-		srv.on('error', reject);
-		srv.listen(0, '127.0.0.1', () => {
-			const { port } = srv.address();
-			srv.close(() => resolve(port));
-		});
-	});
-}
-
 function portIsFree(port) {
 	return new Promise((resolve) => {
 		const srv = net.createServer();
@@ -209,7 +197,7 @@ class N8nInstance {
 	 * @param {string} [opts.major] '2' (default) or '1'
 	 * @param {string} opts.userFolder N8N_USER_FOLDER (created; `fresh: true` empties it first)
 	 * @param {number} [opts.port] editor port (default PORTS.dev; scripts/e2e/ports.js lists every port in use)
-	 * @param {number} [opts.brokerPort] task broker port (default: a free port)
+	 * @param {number} [opts.brokerPort] task broker port (default: one from reservePort())
 	 * @param {object} [opts.env] extra environment
 	 * @param {boolean} [opts.fresh] remove the user folder first
 	 */
@@ -286,9 +274,7 @@ class N8nInstance {
 
 	async ensureBrokerPort() {
 		if (!this.brokerPort) {
-			this.brokerPort = await freePort();
-			while (this.brokerPort === this.port || this.brokerPort === N8N_BROKER_DEFAULT_PORT)
-				this.brokerPort = await freePort();
+			this.brokerPort = await reservePort();
 		}
 	}
 
@@ -440,7 +426,7 @@ class N8nInstance {
 	/** Runs an n8n CLI command (`import:workflow`, `execute`, ...) with this instance's environment. */
 	cli(args, { timeoutMs = 300000, allowFailure = false } = {}) {
 		return new Promise(async (resolve, reject) => {
-			const brokerPort = await freePort();
+			const brokerPort = await reservePort();
 			const child = spawn(this.info.nodeBin, [this.info.n8nBin, ...args], {
 				cwd: this.userFolder,
 				env: this.env({ N8N_RUNNERS_BROKER_PORT: String(brokerPort) }),
@@ -838,7 +824,7 @@ module.exports = {
 	packPackage,
 	buildAndPack,
 	installPackageInto,
-	freePort,
+	reservePort,
 	portIsFree,
 	sleep,
 	n8nId,

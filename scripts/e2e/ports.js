@@ -3,8 +3,13 @@
  * Every n8n editor port this repository's tests, benchmarks and `npm run dev` use, in one table,
  * so that processes running at the same time (the e2e files run side by side) never share one.
  * E2E_PORT_OFFSET moves them all (each checkout its own offset). Everything else an n8n needs (its
- * task broker, Redis, PostgreSQL, the sandbox, a worker's health port) takes a free port.
+ * task broker, Redis, PostgreSQL, a worker's health port) takes a port from reservePort().
  */
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
 const PORTS = {
 	dev: 5678, // npm run dev (--port= moves it; its sandbox and other servers take free ports)
 	e2eN8n2: 5690, // test/e2e/01-n8n2
@@ -39,4 +44,82 @@ const N8N_BROKER_DEFAULT_PORT = 5679;
 /** The port a process really listens on: the table's, moved by E2E_PORT_OFFSET. */
 const withPortOffset = (port) => port + Number(process.env.E2E_PORT_OFFSET || 0);
 
-module.exports = { PORTS, N8N_BROKER_DEFAULT_PORT, withPortOffset };
+/**
+ * Where reservePort() looks: below the kernel's ephemeral range. A port from the kernel (listen on
+ * 0) lies inside that range, where any outgoing connection may take it between our check and
+ * n8n's listen, which comes after its migrations (20-40 s): n8n's task broker then exits with
+ * EADDRINUSE ("n8n Task Broker's port ... is already in use"), as one CI run showed.
+ */
+function reservableRange() {
+	let ephemeralLow = 32768;
+	try {
+		ephemeralLow = Number(
+			fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+		);
+	} catch {
+		/* not Linux: the IANA ephemeral range starts at 49152, higher than Linux's default */
+	}
+	// From 11000: above fetch's last refused port (10080), as a worker's health port is fetched.
+	return { low: 11000, high: Math.min(ephemeralLow, 32768) - 1 };
+}
+
+/** One file per port handed out, naming the process that holds it: no two processes of ours share one. */
+const RESERVATIONS = path.join(os.tmpdir(), 'document-workflow-ports');
+
+function processAlive(pid) {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return error.code === 'EPERM';
+	}
+}
+
+/** Takes the reservation file of `port` for this process: false if a live process holds it. */
+function claim(port) {
+	const file = path.join(RESERVATIONS, String(port));
+	fs.mkdirSync(RESERVATIONS, { recursive: true });
+	try {
+		fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+		return true;
+	} catch (error) {
+		if (error.code !== 'EEXIST') throw error;
+	}
+	const holder = Number(fs.readFileSync(file, 'utf8'));
+	if (holder && holder !== process.pid && processAlive(holder)) return false;
+	// A stale reservation (its process has ended): take it over.
+	fs.writeFileSync(file, String(process.pid));
+	return true;
+}
+
+function canListen(port) {
+	return new Promise((resolve) => {
+		const srv = net.createServer();
+		srv.unref();
+		srv.once('error', () => resolve(false));
+		srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+	});
+}
+
+const handedOut = new Set();
+
+/**
+ * A port for a server that starts later (n8n's task broker, Redis, PostgreSQL, a worker's health
+ * port): free now, outside the kernel's ephemeral range so no outgoing connection takes it in the
+ * meantime, and reserved so that no other process of ours is handed it while this one lives.
+ */
+async function reservePort() {
+	const { low, high } = reservableRange();
+	const taken = new Set([N8N_BROKER_DEFAULT_PORT, ...Object.values(PORTS).map(withPortOffset)]);
+	for (let attempt = 0; attempt < 200; attempt++) {
+		const port = low + Math.floor(Math.random() * (high - low + 1));
+		if (taken.has(port) || handedOut.has(port)) continue;
+		if (!claim(port)) continue;
+		if (!(await canListen(port))) continue;
+		handedOut.add(port);
+		return port;
+	}
+	throw new Error(`no free port between ${low} and ${high} after 200 tries`);
+}
+
+module.exports = { PORTS, N8N_BROKER_DEFAULT_PORT, withPortOffset, reservePort };

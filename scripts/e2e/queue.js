@@ -79,7 +79,7 @@ async function startRedis({ port, dir = path.join(QUEUE_DIR, 'redis') } = {}) {
 		throw new Error(
 			'redis-server not found: apt-get install redis-server (scripts/e2e/ci-queue.sh does)',
 		);
-	port = port || (await e2e.freePort());
+	port = port || (await e2e.reservePort());
 	fs.rmSync(dir, { recursive: true, force: true });
 	fs.mkdirSync(dir, { recursive: true });
 	const proc = spawnOwned(
@@ -140,7 +140,7 @@ async function startPostgres({
 	dir = path.join(os.tmpdir(), `n8n-queue-pg-${process.pid}`),
 } = {}) {
 	const bin = postgresBinDir();
-	port = port || (await e2e.freePort());
+	port = port || (await e2e.reservePort());
 	const logFile = path.join(path.dirname(dir), 'postgres.log');
 	const isRoot = process.getuid && process.getuid() === 0;
 	const asked = dir;
@@ -448,7 +448,7 @@ class QueueCluster {
 				name: `worker${i}`,
 				userFolder: path.join(this.dir, `worker${i}`),
 				env: this.env,
-				healthPort: await e2e.freePort(),
+				healthPort: await e2e.reservePort(),
 				concurrency: this.concurrency,
 			});
 			e2e.installPackageInto(w.userFolder, this.tgz);

@@ -25,3 +25,45 @@ describe('the n8n port table', () => {
 		expect(refused).toEqual([]);
 	});
 });
+
+describe('reservePort', () => {
+	const script = require.resolve('../../../scripts/e2e/ports');
+	const { execFile } = require('node:child_process') as typeof import('node:child_process');
+	const fs = require('node:fs') as typeof import('node:fs');
+
+	/** A process that reserves `count` ports, prints them, and lives on for `holdMs`. */
+	const reserveIn = (count: number, holdMs: number) =>
+		new Promise<number[]>((resolve, reject) =>
+			execFile(
+				process.execPath,
+				[
+					'-e',
+					`const { reservePort } = require(${JSON.stringify(script)});
+					(async () => {
+						const ports = [];
+						for (let i = 0; i < ${count}; i++) ports.push(await reservePort());
+						process.stdout.write(JSON.stringify(ports));
+						setTimeout(() => {}, ${holdMs});
+					})();`,
+				],
+				(error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout))),
+			),
+		);
+
+	test('hands out ports below the ephemeral range, never one that another live process holds', async () => {
+		const ephemeralLow = Number(
+			fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+		);
+		const [a, b, c] = await Promise.all([
+			reserveIn(150, 1500),
+			reserveIn(150, 1500),
+			reserveIn(150, 1500),
+		]);
+		const all = [...a, ...b, ...c];
+		expect(new Set(all).size).toBe(all.length);
+		expect(all.filter((port) => port < 11000 || port >= ephemeralLow)).toEqual([]);
+		expect(
+			all.filter((port) => port === N8N_BROKER_DEFAULT_PORT || FETCH_BAD_PORTS.has(port)),
+		).toEqual([]);
+	}, 30000);
+});
