@@ -27,7 +27,7 @@ import { HOLD_MS, afterRead, firstTiming, nextReadAt, rechecks } from './readPol
 /** A trigger without a cursor starts at the newest event created this long before (n8n routes deliveries a moment before activation ends). */
 export const FRESH_START_LOOK_BACK_MS = 60_000;
 export const MAX_TRIGGERS = 100;
-/** Deliveries held per trigger; more are answered and end at once (their ids are still owed). */
+/** Deliveries held per trigger: a newer one takes the place of the oldest, which ends (its ids still owed). */
 export const MAX_HELD = 8;
 /** Owed ids kept per trigger; beyond it the oldest is let go (a later read still emits its event). */
 export const MAX_OWED = 1000;
@@ -43,6 +43,9 @@ interface Delivery {
 	arrivedAt: number;
 	events: IDataObject[];
 	done: boolean;
+	/** Waiting for the read in flight (not for its own next read): `wake` ends that wait. */
+	joined: boolean;
+	wake: () => void;
 }
 
 interface Trigger {
@@ -75,6 +78,22 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 			retry: { ...retry, deadline: Date.now() + READ_TIMEOUT_MS },
 			timeoutMs: READ_TIMEOUT_MS,
 		});
+}
+
+/**
+ * Whether a new delivery may be held. Past MAX_HELD, the oldest of those waiting for the read in
+ * flight ends and the newcomer takes its place: it is the likeliest to carry events listed since,
+ * and a read waiting out a 429 holds every delivery that came meanwhile, past its hold. Those
+ * waiting for their own next read (a few seconds at most, before their hold ends) stay.
+ */
+function makeRoom(trigger: Trigger): boolean {
+	const waiting = [...trigger.held].filter((delivery) => !delivery.done);
+	if (waiting.length < MAX_HELD) return true;
+	const oldest = waiting.find((delivery) => delivery.joined);
+	if (!oldest) return false;
+	oldest.done = true;
+	oldest.wake();
+	return true;
 }
 
 export class WebhookReaders {
@@ -127,16 +146,28 @@ export class WebhookReaders {
 		// Ids past the overlap window since their delivery will never be listed; and the map is bounded.
 		for (const [id, at] of trigger.owed)
 			if (now - at > settings.overlapMs || trigger.owed.size > MAX_OWED) trigger.owed.delete(id);
-		const delivery: Delivery = { ctx, arrivedAt: now, events: [], done: false };
+		let wake = () => {};
+		const woken = new Promise<void>((resolve) => (wake = resolve));
+		const delivery: Delivery = {
+			ctx,
+			arrivedAt: now,
+			events: [],
+			done: false,
+			joined: false,
+			wake,
+		};
 		delivery.done =
-			trigger.held.size >= MAX_HELD || nextReadAt(trigger.timing, trigger.owed.size) === undefined;
+			nextReadAt(trigger.timing, trigger.owed.size) === undefined || !makeRoom(trigger);
 		trigger.held.add(delivery);
 		try {
 			while (!delivery.done) {
 				const due = nextReadAt(trigger.timing, trigger.owed.size) ?? Infinity;
 				const until = Math.min(due, delivery.arrivedAt + HOLD_MS);
-				if (trigger.read) await trigger.read;
-				else if (due <= Date.now())
+				if (trigger.read) {
+					delivery.joined = true;
+					await Promise.race([trigger.read, woken]);
+					delivery.joined = false;
+				} else if (due <= Date.now())
 					await (trigger.read = this.readOnce(trigger, settings).finally(() => {
 						trigger.read = undefined;
 					}));

@@ -109,6 +109,32 @@ export async function checkProperty<S, W extends World>(
 	describeSetup: (setup: S) => string,
 	options: ModelRunOptions,
 ): Promise<number> {
+	const arbitrary = fc.tuple(setup, fc.commands(commands, { maxCommands: options.maxCommands }));
+	return await checkHistories(property, arbitrary, makeWorld, describeSetup, options);
+}
+
+/**
+ * Asserts `property` on one history written out (one the model found, kept as a test): the same
+ * run as a generated one, its report the same on failure.
+ */
+export async function checkHistory<S, W extends World>(
+	property: PropertyName,
+	setup: S,
+	steps: Array<Step<W>>,
+	makeWorld: (setup: S) => W,
+	describeSetup: (setup: S) => string,
+): Promise<void> {
+	const history = fc.constant<[S, Iterable<Step<W>>]>([setup, steps]);
+	await checkHistories(property, history, makeWorld, describeSetup, { runs: 1, maxCommands: 0 });
+}
+
+async function checkHistories<S, W extends World>(
+	property: PropertyName,
+	arbitrary: fc.Arbitrary<[S, Iterable<Step<W>>]>,
+	makeWorld: (setup: S) => W,
+	describeSetup: (setup: S) => string,
+	options: ModelRunOptions,
+): Promise<number> {
 	running.property = property;
 	// A history the last property's time limit abandoned may still run on real promises and set
 	// timers: let it run into the cleared clock before this property counts timers of its own.
@@ -119,7 +145,6 @@ export async function checkProperty<S, W extends World>(
 	let histories = 0;
 	const totals: Record<string, number> = {};
 	const started = performance.now();
-	const arbitrary = fc.tuple(setup, fc.commands(commands, { maxCommands: options.maxCommands }));
 	await fc.assert(
 		fc.asyncProperty(arbitrary, async ([initial, steps]) => {
 			histories++;

@@ -138,6 +138,12 @@ class CopyWorkflow extends Step<StepWorld> {
 	}
 }
 
+/** The shared steps one by one, to write a history out (one the model found, kept as a test). */
+export const sharedStep = {
+	wait: (ms: number) => new Wait(ms),
+	apiFails: (faults: Fault[], style: StepStyle) => new ApiFaults(faults, style),
+};
+
 export interface SharedStepsOptions {
 	style: StepStyle;
 	/** The names a rename picks from. */

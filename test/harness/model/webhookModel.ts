@@ -22,9 +22,9 @@ import {
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
 import type { ModelRunOptions, ModelSuite } from './runner';
-import { Step, checkProperty, describeModel, faultArb, pick } from './runner';
+import { Step, checkHistory, checkProperty, describeModel, faultArb, pick } from './runner';
 import type { StepWorld } from './steps';
-import { seconds, sharedCommands } from './steps';
+import { seconds, sharedCommands, sharedStep } from './steps';
 import type { DeliveryRecord } from './webhookN8n';
 import { WebhookN8n, webhookNode } from './webhookN8n';
 
@@ -870,6 +870,9 @@ export function webhookSetupArb(): fc.Arbitrary<WebhookSetup> {
 	});
 }
 
+/** How this model prints the shared steps. */
+const STYLE = { downDigits: 1, retryAfterAsDate: false } as const;
+
 function commands(): Record<string, fc.Arbitrary<WebhookStep>> {
 	const delivery = fc.oneof(
 		fc.constant(0),
@@ -891,7 +894,7 @@ function commands(): Record<string, fc.Arbitrary<WebhookStep>> {
 		),
 	});
 	const shared = sharedCommands<WebhookWorld>({
-		style: { downDigits: 1, retryAfterAsDate: false },
+		style: STYLE,
 		names: NAMES,
 		waitMs: fc.oneof(
 			fc.integer({ min: 100, max: 15 * SECOND }),
@@ -937,6 +940,30 @@ export async function checkWebhookProperty(
 		(setup) => new WebhookWorld(setup),
 		describeWebhookSetup,
 		options,
+	);
+}
+
+/** The steps one by one, to write out a history the model found (`checkWebhookHistory`). */
+export const webhookStep = {
+	wait: (ms: number) => sharedStep.wait(ms),
+	apiFails: (...faults: Fault[]) => sharedStep.apiFails(faults, STYLE),
+	forged: (kind: 'now' | 'old' | 'ping', durationMs: number, spacingMs: number) =>
+		new Forged(kind, durationMs, spacingMs),
+	burst: (count: number, delayMs: number) => new Burst(count, delayMs),
+};
+
+/** Asserts one property on one history written out. */
+export async function checkWebhookHistory(
+	property: PropertyName,
+	setup: WebhookSetup,
+	steps: Array<Step<WebhookWorld>>,
+): Promise<void> {
+	await checkHistory(
+		property,
+		setup,
+		steps,
+		(initial) => new WebhookWorld(initial),
+		describeWebhookSetup,
 	);
 }
 

@@ -133,20 +133,33 @@ describe('which read goes first when reads are scarce', () => {
 		...{ id: uuid(++eventSeq, 1), type: 'run.completed', createdOn: new Date(T0).toISOString() },
 		data: { runId },
 	});
-	/** One-run waits submitted at these times, the list anchored at T0 + 100 ms. */
-	const waiting = (submitted: number[], concurrency = 1) => {
+	/** A policy, and `begin(n, at)`: a one-run wait on run n submitted at `at`, as an execution starts one. */
+	const onePolicy = (concurrency: number) => {
 		const policy = new Policy();
 		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency };
-		const runs = submitted.map(
-			(ms, n) =>
-				policy.begin(
-					[{ itemIndex: 0, runId: uuid(n + 1), submittedAt: T0 + ms }],
-					settings,
-					T0 + ms,
-				).runs[0],
-		);
+		const begin = (n: number, at: number) =>
+			policy.begin([{ itemIndex: 0, runId: uuid(n), submittedAt: at }], settings, at).runs[0];
+		return { policy, begin };
+	};
+	/** One-run waits submitted at these times, the list anchored at T0 + 100 ms. */
+	const waiting = (submitted: number[], concurrency = 1) => {
+		const { policy, begin } = onePolicy(concurrency);
+		const runs = submitted.map((ms, n) => begin(n + 1, T0 + ms));
 		policy.listRead([], T0 + 100);
 		return { policy, runs };
+	};
+	/** The first time from `from` on, stepping as a waiting loop does, at which `wanted` holds of the step. */
+	const firstStepWhere = (
+		policy: Policy,
+		from: number,
+		wanted: (step: ReturnType<Policy['next']>) => boolean,
+	) => {
+		for (let now = from; now < from + 200_000; ) {
+			const step = policy.next(now);
+			if (wanted(step)) return now;
+			now = Math.max(now + 1, Math.min(step.wakeAt, now + 1000));
+		}
+		return undefined;
 	};
 
 	it('runs an event named at once are read youngest first: lateness is a share of a run, so the youngest run has the nearest deadline', () => {
@@ -190,10 +203,7 @@ describe('which read goes first when reads are scarce', () => {
 	});
 
 	it('the first read of the list looks too: an event on its pages naming a run of ours is read at once', () => {
-		const policy = new Policy();
-		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
-		const begin = (n: number, at: number) =>
-			policy.begin([{ itemIndex: 0, runId: uuid(n), submittedAt: at }], settings, at).runs[0];
+		const { policy, begin } = onePolicy(5);
 		const a = begin(1, T0);
 		begin(2, T0 + 10);
 		// The first read comes late (reads were scarce): run a had ended by then.
@@ -211,10 +221,7 @@ describe('which read goes first when reads are scarce', () => {
 	});
 
 	it('a run whose end the list brought before the node added it (a busy process) is read at once when added', () => {
-		const policy = new Policy();
-		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
-		const begin = (n: number, at: number) =>
-			policy.begin([{ itemIndex: 0, runId: uuid(n), submittedAt: at }], settings, at).runs[0];
+		const { policy, begin } = onePolicy(5);
 		begin(1, T0);
 		begin(2, T0 + 10);
 		expect(policy.next(T0 + 100).readListUntil).toBeDefined();
@@ -225,32 +232,19 @@ describe('which read goes first when reads are scarce', () => {
 		policy.listRead([completed(uuid(3))], T0 + 6100);
 		const late = begin(3, T0 + 1000);
 		expect(late.named).toBe(true);
-		let [now, readAt] = [T0 + 7000, undefined as number | undefined];
-		while (readAt === undefined && now < T0 + 200_000) {
-			const step = policy.next(now);
-			if (step.checks.includes(late)) readAt = now;
-			now = Math.max(now + 1, Math.min(step.wakeAt, now + 1000));
-		}
+		const readAt = firstStepWhere(policy, T0 + 7000, (step) => step.checks.includes(late));
 		expect(readAt! - T0).toBeLessThan(8000);
 	});
 
 	it('the first read of the list is not held back by checks in flight: before it there is no gap to wait out', () => {
-		const policy = new Policy();
-		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
-		const begin = (n: number, at: number) =>
-			policy.begin([{ itemIndex: 0, runId: uuid(n), submittedAt: at }], settings, at).runs[0];
+		const { policy, begin } = onePolicy(5);
 		// One wait alone: no read of the list (one run is not worth it); its first check goes and
 		// is never answered, so a check is in flight from then on.
 		const first = begin(1, T0);
 		expect(policy.next(T0 + 1000)).toMatchObject({ checks: [first], readListUntil: undefined });
 		// A second wait: the list is worth a read now, with the check still in flight.
 		begin(2, T0 + 1500);
-		let [now, firstList] = [T0 + 1500, undefined as number | undefined];
-		while (firstList === undefined && now < T0 + 120_000) {
-			const step = policy.next(now);
-			if (step.readListUntil !== undefined) firstList = now;
-			now = Math.max(now + 1, Math.min(step.wakeAt, now + 1000));
-		}
+		const firstList = firstStepWhere(policy, T0 + 1500, (step) => step.readListUntil !== undefined);
 		expect(first.checking).toBe(true);
 		expect(firstList).toBeDefined();
 		expect(firstList! - T0).toBeLessThan(5000);

@@ -1,0 +1,37 @@
+/**
+ * Histories the webhook trigger's model found (`MODEL_RANDOM=1`), written out and kept as tests:
+ * each failed on the code before its fix. Same world and checks as the generated histories
+ * (test/harness/model/README.md), so a failure prints the same report.
+ */
+import { useModelClock } from '../../harness/model/clock';
+import {
+	WEBHOOK_PROPERTIES,
+	checkWebhookHistory,
+	webhookStep as step,
+} from '../../harness/model/webhookModel';
+
+let restore = () => {};
+beforeAll(() => {
+	restore = useModelClock();
+});
+afterAll(() => restore());
+
+const quietApi = {
+	events: ['run.completed', 'run.failed'],
+	api: { dateHeader: false, latencyMs: 600, skewMs: 0, beyondLastPage: 'empty' as const },
+	startOffsetMs: 0,
+	history: { spread: 0, recent: 0, expiring: 0 },
+	activationFaults: [],
+};
+
+test(`MODEL_SEED=44837576: a genuine delivery that comes while forged ones fill every place to hold one is held, not answered at once: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// A 429 of 41 s keeps a read in flight; forged deliveries arriving meanwhile wait for it, past
+	// their hold. The genuine delivery came when they filled every place, was answered at once,
+	// and its 20 events waited 330 s for the next delivery.
+	await checkWebhookHistory('deliveries', quietApi, [
+		step.apiFails({ kind: '429', retryAfterS: 41, asDate: false }),
+		step.forged('now', 0, 100),
+		step.forged('now', 12_000, 100),
+		step.burst(20, 0),
+	]);
+}, 60_000);
