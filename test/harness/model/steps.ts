@@ -142,6 +142,7 @@ class CopyWorkflow extends Step<StepWorld> {
 export const sharedStep = {
 	wait: (ms: number) => new Wait(ms),
 	apiFails: (faults: Fault[], style: StepStyle) => new ApiFaults(faults, style),
+	deactivateFor: (downMs: number, style: StepStyle) => new Deactivate(downMs, style),
 };
 
 export interface SharedStepsOptions {

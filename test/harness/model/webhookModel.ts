@@ -607,12 +607,14 @@ export class WebhookWorld implements StepWorld {
 			// the cursor knows an id is older only by a listed event older than the window and newer
 			// than it (`after`); on a list with none (quiet, or young) such ids cost reads as new ones do.
 			const seconds = Math.ceil((end - flood.from) / SECOND) + FORGED_QUIET_AFTER_MS / SECOND;
+			// The node can tell only from an event it has read: one listed to it before the flood
+			// (after a deactivation, the events of the inactive time are not read yet).
 			const apiFrom = flood.from + this.api.settings.skewMs;
+			const read = new Set(
+				this.api.requests.filter((r) => r.sentAt < flood.from).flatMap((r) => r.listed),
+			);
 			const knowable = this.api.events.some(
-				(e) =>
-					e.createdOnMs > flood.idMs &&
-					e.createdOnMs < apiFrom - OVERLAP_MS &&
-					this.api.isListed(e, apiFrom),
+				(e) => e.createdOnMs > flood.idMs && e.createdOnMs < apiFrom - OVERLAP_MS && read.has(e.id),
 			);
 			// A process's first delivery to a trigger reads once, whatever it brings (readPolicy.ts).
 			const first = this.n8n.deliveries.filter(
@@ -947,6 +949,7 @@ export async function checkWebhookProperty(
 export const webhookStep = {
 	wait: (ms: number) => sharedStep.wait(ms),
 	apiFails: (...faults: Fault[]) => sharedStep.apiFails(faults, STYLE),
+	deactivateFor: (downMs: number) => sharedStep.deactivateFor(downMs, STYLE),
 	forged: (kind: 'now' | 'old' | 'ping', durationMs: number, spacingMs: number) =>
 		new Forged(kind, durationMs, spacingMs),
 	burst: (count: number, delayMs: number) => new Burst(count, delayMs),
