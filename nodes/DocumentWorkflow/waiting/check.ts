@@ -1,6 +1,6 @@
 /**
  * One check of one run, and what the answer means for the item its wait returns: final,
- * stopped early, at its time limit, a run id still 404 (and then why), or pending. It changes
+ * stopped early, at its Max Wait Time, a run id still 404 (and then why), or pending. It changes
  * nothing it is given: the policy (`policy.ts`) takes the answer and decides what comes next.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
@@ -8,7 +8,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { waitOutputFields } from '../helpers/runOutput';
 import { apiRequest } from '../../shared/transport';
 import type { Answer, Run, WaitOutcome } from './policy';
-import { FINAL_STATUSES, timeLimitReached } from './policy';
+import { FINAL_STATUSES, maxWaitReached } from './policy';
 
 /** How the wait ended, in every item it returns (`waitOutcome`): at a final status, or else. */
 type FinalStatus = 'completed' | 'failed' | 'cancelled';
@@ -49,13 +49,13 @@ export async function checkRun(
 	const options = { acceptStatuses: [404], signal };
 	const response = await apiRequest<IDataObject>(ctx, { ...request, itemIndex }, options);
 	const now = Date.now();
-	const atLimit = timeLimitReached(run, now) !== 'no';
+	const atMaxWait = maxWaitReached(run, now) !== 'no';
 	if (response.statusCode === 404) {
 		// Within the grace period the run may simply not exist yet.
 		if (now - (run.notFoundSince ?? now) >= settings.notFoundGraceMs)
 			return await explainMissingRun(ctx, run, response.correlationId, signal);
-		return atLimit
-			? { kind: 'done', outcome: timeLimitOutcome(ctx, run, undefined, true) }
+		return atMaxWait
+			? { kind: 'done', outcome: maxWaitOutcome(ctx, run, undefined, true) }
 			: { kind: 'pending' };
 	}
 	const answer = response.body ?? {};
@@ -98,12 +98,12 @@ export async function checkRun(
 		return await done('stoppedEarly', message);
 	}
 	// Not final (a known or unknown status): pending, unless its time is up.
-	if (!atLimit) return { kind: 'pending', run: answer };
-	return { kind: 'done', run: answer, outcome: timeLimitOutcome(ctx, run, answer) };
+	if (!atMaxWait) return { kind: 'pending', run: answer };
+	return { kind: 'done', run: answer, outcome: maxWaitOutcome(ctx, run, answer) };
 }
 
 /** The item (or error) of a run still not final at its Max Wait Time, by its last answer. */
-export function timeLimitOutcome(
+export function maxWaitOutcome(
 	ctx: IExecuteFunctions,
 	run: Run,
 	answer = run.lastAnswer,
@@ -111,8 +111,8 @@ export function timeLimitOutcome(
 ): WaitOutcome {
 	const status = statusOf(answer);
 	const shown = status ? `"${status}"` : notFound ? 'not found (404)' : 'without an answer';
-	const limit = duration(run.wait.settings.maxWaitMs);
-	const message = `Run ${run.runId} was still ${shown} when the time limit of ${limit} was reached.`;
+	const maxWait = duration(run.wait.settings.maxWaitMs);
+	const message = `Run ${run.runId} was still ${shown} when the time limit of ${maxWait} was reached.`;
 	if (run.wait.settings.onTimeLimit === 'error')
 		return ended(
 			ctx,

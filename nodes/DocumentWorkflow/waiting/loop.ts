@@ -17,10 +17,10 @@ import {
 	limitScope,
 	normalizeBaseUrl,
 } from '../../shared/transport';
-import { checkRun, timeLimitOutcome } from './check';
+import { checkRun, maxWaitOutcome } from './check';
 import { firstListPage, nextListPage } from './listWindow';
 import type { Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
-import { BUSY_SLICE_MS, Policy, TURN_SHARE, timeLimitReached } from './policy';
+import { BUSY_SLICE_MS, Policy, TURN_SHARE, maxWaitReached } from './policy';
 
 /** An execution's wait: `over` ends its checks; `open` while runs may still join it. */
 interface Execution {
@@ -60,8 +60,8 @@ export class Watcher {
 	running = false;
 	private readonly executions = new Map<Wait, Execution>();
 	private read?: { controller: AbortController; deadline: number };
-	/** Each check in flight: what cuts it off, and whether it left before its run's time limit. */
-	private readonly checks = new Map<Run, { cut: AbortController; beforeLimit: boolean }>();
+	/** Each check in flight: what cuts it off, and whether it left before its run's Max Wait Time. */
+	private readonly checks = new Map<Run, { cut: AbortController; beforeMaxWait: boolean }>();
 
 	open(ctx: IExecuteFunctions, settings: WaitSettings, failFast: boolean): OpenWait {
 		const wait = this.policy.begin([], settings, Date.now());
@@ -130,20 +130,20 @@ export class Watcher {
 		}
 	}
 
-	/** Ends the wait once its runs are done, or it failed, was cancelled or passed its time limit. */
+	/** Ends the wait once its runs are done, or it failed, was cancelled or passed its Max Wait Time. */
 	private endIfOver(wait: Wait, execution: Execution, now: number): void {
 		const { ctx } = execution;
 		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
 		for (const run of wait.runs) {
-			const limit = timeLimitReached(run, now);
-			// At its limit a check sent before makes way for the last one; past it, that one ends too.
+			const maxWait = maxWaitReached(run, now);
+			// At its Max Wait Time a check sent before makes way for the last one; past it, that one ends too.
 			const check = this.checks.get(run);
-			if (check && (limit === 'passed' || (limit === 'reached' && check.beforeLimit)))
+			if (check && (maxWait === 'passed' || (maxWait === 'reached' && check.beforeMaxWait)))
 				check.cut.abort();
-			if (limit === 'passed') run.outcome ??= timeLimitOutcome(ctx, run);
+			if (maxWait === 'passed') run.outcome ??= maxWaitOutcome(ctx, run);
 		}
 		// Without Continue On Fail any item's error fails the wait: decided here only, where the wait
-		// ends, so that no error (a check's, the time limit's) can end it as an item.
+		// ends, so that no error (a check's, Max Wait Time's) can end it as an item.
 		if (execution.failFast)
 			execution.failure ??= wait.runs.find((run) => run.outcome?.error)?.outcome?.error;
 		if (execution.failure) execution.over.abort();
@@ -162,7 +162,7 @@ export class Watcher {
 		// A wait that ended (failed, cancelled) sends nothing more.
 		if (over.signal.aborted || cancel?.aborted) return this.policy.released(run);
 		const cut = new AbortController();
-		this.checks.set(run, { cut, beforeLimit: timeLimitReached(run, Date.now()) === 'no' });
+		this.checks.set(run, { cut, beforeMaxWait: maxWaitReached(run, Date.now()) === 'no' });
 		const signal = AbortSignal.any([over.signal, cut.signal, ...(cancel ? [cancel] : [])]);
 		try {
 			this.policy.answered(run, await checkRun(ctx, run, signal), Date.now());

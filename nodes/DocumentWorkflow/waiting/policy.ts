@@ -118,7 +118,7 @@ export const maxWaitEnd = ({ target, wait }: Run): number =>
 
 /** At its Max Wait Time a run is read once more (a check in flight anew); that read may answer
  * within LAST_ANSWER_MS (at most the First Check Interval), then the run ends with its last answer. */
-export function timeLimitReached(run: Run, now: number): 'no' | 'reached' | 'passed' {
+export function maxWaitReached(run: Run, now: number): 'no' | 'reached' | 'passed' {
 	if (now < maxWaitEnd(run)) return 'no';
 	const lastAnswerMs = Math.min(LAST_ANSWER_MS, run.wait.settings.initialPollIntervalMs);
 	return now < (run.lastCheckAt ?? Infinity) + lastAnswerMs ? 'reached' : 'passed';
@@ -229,7 +229,7 @@ export class Policy {
 				run.wait.rotationAt = now + this.gap(run.wait, now - run.bornAt, PROBE_SHARE);
 				run.wait.oldestTurn = !run.wait.oldestTurn;
 			}
-			if (timeLimitReached(run, now) !== 'no') run.lastCheckAt ??= now;
+			if (maxWaitReached(run, now) !== 'no') run.lastCheckAt ??= now;
 			checks.push(run);
 			inFlight++;
 		}
@@ -263,7 +263,7 @@ export class Policy {
 		this.pending(run, now);
 	}
 
-	/** A check ended without an answer (its wait ended, or it was cut off at the time limit). */
+	/** A check ended without an answer (its wait ended, or it was cut off at its Max Wait Time). */
 	released(run: Run): void {
 		[run.checking, run.wait.inFlight] = [false, run.wait.inFlight - 1];
 	}

@@ -124,13 +124,13 @@ export async function checkHistory<S, W extends World>(
 	makeWorld: (setup: S) => W,
 	describeSetup: (setup: S) => string,
 ): Promise<void> {
-	const history = fc.constant<[S, Iterable<Step<W>>]>([setup, steps]);
+	const history = fc.constant<[S, Iterable<fc.AsyncCommand<Model, W, boolean>>]>([setup, steps]);
 	await checkHistories(property, history, makeWorld, describeSetup, { runs: 1, maxCommands: 0 });
 }
 
 async function checkHistories<S, W extends World>(
 	property: PropertyName,
-	arbitrary: fc.Arbitrary<[S, Iterable<Step<W>>]>,
+	arbitrary: fc.Arbitrary<[S, Iterable<fc.AsyncCommand<Model, W, boolean>>]>,
 	makeWorld: (setup: S) => W,
 	describeSetup: (setup: S) => string,
 	options: ModelRunOptions,

@@ -14,7 +14,7 @@ import {
 	FINAL_STATUSES,
 	Policy,
 	maxWaitEnd,
-	timeLimitReached,
+	maxWaitReached,
 } from '../../../../nodes/DocumentWorkflow/waiting/policy';
 import { PAUSE_SLICE_MS } from '../../../../nodes/shared/transport/cancellation';
 import { ReadPacer } from '../../../../nodes/shared/transport/readPacer';
@@ -414,7 +414,7 @@ export class SimProcess {
 		const { sim } = this;
 		for (const [wait, ended] of this.executions) {
 			for (const run of wait.runs)
-				if (timeLimitReached(run, sim.now) === 'passed')
+				if (maxWaitReached(run, sim.now) === 'passed')
 					run.outcome ??= { itemIndex: 0, item: { json: {} } };
 			if (this.open.has(wait) || wait.runs.some((run) => !run.outcome) || wait.inFlight > 0)
 				continue;
