@@ -27,7 +27,7 @@ import { HOLD_MS, afterRead, firstTiming, nextReadAt, rechecks } from './readPol
 /** A trigger without a cursor starts at the newest event created this long before (n8n routes deliveries a moment before activation ends). */
 export const FRESH_START_LOOK_BACK_MS = 60_000;
 export const MAX_TRIGGERS = 100;
-/** Deliveries held per trigger: a newer one takes the place of the oldest, which ends (its ids still owed). */
+/** Deliveries held per trigger; a newer one may take the place of one waiting for the read in flight (`makeRoom`). */
 export const MAX_HELD = 8;
 /** Owed ids kept per trigger; beyond it the oldest is let go (a later read still emits its event). */
 export const MAX_OWED = 1000;
