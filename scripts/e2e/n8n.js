@@ -10,11 +10,16 @@
  */
 const { spawn, spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { checkInstall, ensureInstall, installInfo } = require('./n8n-install');
-const { N8N_BROKER_DEFAULT_PORT, PORTS, reservePort, withPortOffset } = require('./ports');
+const {
+	N8N_BROKER_DEFAULT_PORT,
+	PORTS,
+	portIsFree,
+	reservePort,
+	withPortOffset,
+} = require('./ports');
 const { killGroup, own, spawnOwned, stopProc } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -128,14 +133,6 @@ function installPackageInto(userFolder, tgz) {
 		throw new Error(`package not found at ${installed} after npm install`);
 	log(`installed ${path.basename(tgz)} into ${path.relative(ROOT, nodesDir)}`);
 	return nodesDir;
-}
-
-function portIsFree(port) {
-	return new Promise((resolve) => {
-		const srv = net.createServer();
-		srv.once('error', () => resolve(false));
-		srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-	});
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

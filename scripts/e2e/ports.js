@@ -92,10 +92,10 @@ function claim(port) {
 	return true;
 }
 
-function canListen(port) {
+/** Whether a server could listen on `port` now (127.0.0.1). */
+function portIsFree(port) {
 	return new Promise((resolve) => {
 		const srv = net.createServer();
-		srv.unref();
 		srv.once('error', () => resolve(false));
 		srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
 	});
@@ -115,11 +115,11 @@ async function reservePort() {
 		const port = low + Math.floor(Math.random() * (high - low + 1));
 		if (taken.has(port) || handedOut.has(port)) continue;
 		if (!claim(port)) continue;
-		if (!(await canListen(port))) continue;
+		if (!(await portIsFree(port))) continue;
 		handedOut.add(port);
 		return port;
 	}
 	throw new Error(`no free port between ${low} and ${high} after 200 tries`);
 }
 
-module.exports = { PORTS, N8N_BROKER_DEFAULT_PORT, withPortOffset, reservePort };
+module.exports = { PORTS, N8N_BROKER_DEFAULT_PORT, withPortOffset, portIsFree, reservePort };
