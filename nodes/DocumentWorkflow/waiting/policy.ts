@@ -1,8 +1,8 @@
 /**
  * Waiting's decisions, pure (no I/O; the caller passes `now`): when each run is checked, when
  * the event list is read and what a read tells, and what earlier runs taught. One `Policy` per API
- * key in the n8n process holds every wait's runs. Every tuning constant of waiting is here; what
- * each trades and why the rules are what they are: README.md beside this file.
+ * key in the n8n process holds every wait's runs. Its tuning constants are here (the pacer's are
+ * in readPacer.ts); what each trades and why the rules are so: docs/waiting.md.
  */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { LruMap } from '../../shared/lruMap';

@@ -1,7 +1,7 @@
 /**
  * How fast reads may go under the API's read rate limit: one pacer per API key in this n8n
  * process, shared by every read of every node (the plan's read limit is one limit). Pure but for
- * the registry; the caller passes `now`. What each value trades: DocumentWorkflow/waiting/README.
+ * the registry; the caller passes `now`. What each value trades: docs/waiting.md.
  */
 import { LruMap } from '../lruMap';
 import { KEYS_KEPT } from './rateLimits';
