@@ -21,9 +21,9 @@ import {
 import type { Emitted, PropertyName, Violation } from './ledger';
 import { Ledger, failWith } from './ledger';
 import type { Model, ModelRunOptions, ModelSuite } from './runner';
-import { Step, checkProperty, describeModel, faultArb, pick } from './runner';
+import { Step, checkHistory, checkProperty, describeModel, faultArb, pick } from './runner';
 import type { StepWorld } from './steps';
-import { seconds, sharedCommands } from './steps';
+import { seconds, sharedCommands, sharedStep } from './steps';
 import type { PollingMode, TriggerParameters } from './pollingN8n';
 import { PollingN8n, triggerNode } from './pollingN8n';
 
@@ -43,6 +43,8 @@ const MAIN = 'wf-main';
  * (docs/polling-trigger.md). Otherwise nothing listed before activation may come out.
  */
 export const FRESH_START_SLACK_MS = 90_000;
+/** How a polling history writes its steps: whole seconds down, Retry-After as an HTTP date. */
+const STYLE = { downDigits: 0, retryAfterAsDate: true } as const;
 
 export interface PollingSetup {
 	mode: PollingMode;
@@ -564,7 +566,7 @@ function commands(): Record<string, fc.Arbitrary<PollingStep>> {
 	const late = fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1000, max: 5 * MINUTE }));
 	const spec = fc.record({ type: fc.integer({ min: 0, max: 2 }), lateMs: late });
 	const shared = sharedCommands<PollingWorld>({
-		style: { downDigits: 0, retryAfterAsDate: true },
+		style: STYLE,
 		names: NAMES,
 		waitMs: fc.oneof(
 			fc.integer({ min: 1000, max: 70_000 }),
@@ -603,6 +605,24 @@ export async function checkPollingProperty(
 		describeSetup,
 		options,
 	);
+}
+
+/** The steps one by one, to write out a history the model found (`checkPollingHistory`). */
+export const pollingStep = {
+	wait: (ms: number) => sharedStep.wait(ms),
+	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
+	copyWorkflow: () => sharedStep.copyWorkflow(),
+	burst: (count: number, lateShare = 0) => new Burst(count, lateShare),
+	crashNextEmitAfterItsSave: () => new ArmFault('crashAfterSave'),
+};
+
+/** Asserts one property on one history written out. */
+export async function checkPollingHistory(
+	property: PropertyName,
+	setup: PollingSetup,
+	steps: Array<Step<PollingWorld>>,
+): Promise<void> {
+	await checkHistory(property, setup, steps, (initial) => new PollingWorld(initial), describeSetup);
 }
 
 /** The polling trigger's properties, as the jest tests are named. */

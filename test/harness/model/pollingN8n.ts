@@ -618,12 +618,17 @@ export class PollingN8n {
 		if (this.process.alive) return;
 		const process = (this.process = this.newProcess());
 		this.note(`process ${process.id} started`);
+		// Tracked, as `activate` is: a crash ends the step at once, but the activations it cut off
+		// run on in this one JS process until their requests are refused, timers and all (a real
+		// crash ends them); while they do, no poll counts as "not running".
 		await untilStopped(
 			process,
-			Promise.all(
-				[...this.workflows.values()]
-					.filter((record) => record.active)
-					.map(async (record) => await this.activateWithRetry(record, 'init', process)),
+			this.track(
+				Promise.all(
+					[...this.workflows.values()]
+						.filter((record) => record.active)
+						.map(async (record) => await this.activateWithRetry(record, 'init', process)),
+				),
 			),
 		);
 	}
