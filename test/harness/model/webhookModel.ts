@@ -667,7 +667,7 @@ export class WebhookWorld implements StepWorld {
 					message: `${record.id} keeps ${bytes} bytes of static data: more than ${bound} (${windowEvents} events in the last overlap window and 5 minutes)`,
 				});
 		}
-		if (this.n8n.held === 0 && this.n8n.isUp) {
+		if (this.n8n.unsettled === 0 && this.n8n.isUp) {
 			const nodeTimers = jest.getTimerCount() - this.service.size - this.n8n.ownTimers;
 			if (nodeTimers > 0)
 				violations.push({
@@ -953,6 +953,13 @@ export const webhookStep = {
 	forged: (kind: 'now' | 'old' | 'ping', durationMs: number, spacingMs: number) =>
 		new Forged(kind, durationMs, spacingMs),
 	burst: (count: number, delayMs: number) => new Burst(count, delayMs),
+	create: (...specs: Array<{ type: number; lateMs: number; deliveries: number[] }>) =>
+		new CreateEvents(specs),
+	deliverAgain: (count: number, reversed: boolean, separately: boolean) =>
+		new Redeliver(count, reversed, separately),
+	crashMidEmit: () => new CrashMidEmit(),
+	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
+	copyWorkflow: () => sharedStep.copyWorkflow(),
 };
 
 /** Asserts one property on one history written out. */

@@ -163,6 +163,14 @@ export class WebhookN8n {
 		).length;
 	}
 
+	/**
+	 * Requests whose handling has not settled, in any process: a crashed process's run on in this
+	 * one JS process, timers and all, until their next request is refused (a real crash ends them).
+	 */
+	get unsettled(): number {
+		return this.open.size;
+	}
+
 	/** Timers n8n itself set (a supervisor's restart): the rest are the node's. */
 	get ownTimers(): number {
 		return this.timers.size;

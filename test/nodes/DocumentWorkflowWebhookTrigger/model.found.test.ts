@@ -46,3 +46,24 @@ test(`MODEL_SEED=470134101: forged ids older than the overlap window read once w
 		[step.burst(20, 0), step.deactivateFor(256_260), step.wait(45_000), step.forged('old', 0, 100)],
 	);
 }, 60_000);
+
+test(`MODEL_SEED=-1048721627: a crash while a delivery is held for an event not listed yet: ${WEBHOOK_PROPERTIES.bounded}`, async () => {
+	// The process crashed while the second delivery waited for its event (listed 10 s late). Cut
+	// off, that delivery's wait still ran on a timer in this one JS process (a real crash ends
+	// it): the model counted it as a timer the node left running with no delivery held, as it
+	// looked only at the deliveries of the process now running.
+	const setup = {
+		...quietApi,
+		events: ['run.completed'],
+		api: { ...quietApi.api, latencyMs: 0 },
+	};
+	await checkWebhookHistory('bounded', setup, [
+		step.crashMidEmit(),
+		step.create(
+			{ type: 0, lateMs: 0, deliveries: [0] },
+			{ type: 0, lateMs: 10_000, deliveries: [0] },
+		),
+		step.deliverAgain(2, false, true),
+		step.copyWorkflow(),
+	]);
+}, 60_000);
