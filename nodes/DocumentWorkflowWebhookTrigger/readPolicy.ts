@@ -47,11 +47,16 @@ export function nextReadAt(timing: ReadTiming, owed: number): number | undefined
 export const rechecks = (timing: ReadTiming, now: number, rungBehindFrontier: boolean) =>
 	rungBehindFrontier || now - timing.checkedAt >= SLOW_GAP_MS;
 
+/** The rule's time: an answered delivery's event comes out within this long of it, once listed. */
+export const RULE_MS = 10_000;
+
 /**
  * Who goes after a read that started at `startedAt`: the earliest arrival carries what it found;
  * while ids are owed or more is listed, the latest arrival stays as the holder; every other
  * delivery stays until a read since its arrival succeeded (its ids were looked for; it then saves
- * the ids still owed). None stays past `HOLD_MS` after it arrived.
+ * the ids still owed). None stays past `HOLD_MS` after it arrived, but one that came during this
+ * read stays for a read of its own ids until `RULE_MS` after it arrived (a long read, such as a
+ * backlog's, would otherwise answer it unread).
  */
 export function afterRead<T extends { arrivedAt: number }>(
 	waiting: T[],
@@ -61,10 +66,10 @@ export function afterRead<T extends { arrivedAt: number }>(
 	const byArrival = [...waiting].sort((a, b) => a.arrivedAt - b.arrivedAt);
 	const carrier = read.found ? byArrival.shift() : undefined;
 	const holder = read.owed > 0 || read.more ? byArrival[byArrival.length - 1] : undefined;
-	const staying = byArrival.filter(
-		(delivery) =>
-			now < delivery.arrivedAt + HOLD_MS &&
-			(delivery === holder || read.failed || read.startedAt < delivery.arrivedAt),
+	const staying = byArrival.filter((delivery) =>
+		read.startedAt < delivery.arrivedAt
+			? now < delivery.arrivedAt + RULE_MS
+			: now < delivery.arrivedAt + HOLD_MS && (delivery === holder || read.failed),
 	);
 	return { carrier, staying };
 }

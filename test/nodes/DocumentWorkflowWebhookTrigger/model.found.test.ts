@@ -46,3 +46,16 @@ test(`MODEL_SEED=470134101: forged ids older than the overlap window read once w
 		[step.burst(20, 0), step.deactivateFor(256_260), step.wait(45_000), step.forged('old', 0, 100)],
 	);
 }, 60_000);
+
+test(`a delivery that comes during a read outlasting its hold is held for a read of its own ids: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// 1,800 events delivered at once take the read past its 10 s limit (pages of 100, 0.6 s each):
+	// it stops before the end of the list. An event delivered 3 s in, listed at once, is past where
+	// it stops; its delivery waited for that read past its 5 s hold and was answered with its id
+	// never looked for, and the next delivery came minutes later.
+	await checkWebhookHistory('deliveries', quietApi, [
+		step.burst(1000, 0),
+		step.burst(800, 0),
+		step.wait(3000),
+		step.burst(1, 0),
+	]);
+}, 60_000);

@@ -7,6 +7,7 @@ import type { ReadTiming } from '../../../nodes/DocumentWorkflowWebhookTrigger/r
 import {
 	FAST_GAP_MS,
 	HOLD_MS,
+	RULE_MS,
 	SLOW_GAP_MS,
 	afterRead,
 	firstTiming,
@@ -79,5 +80,11 @@ describe('afterRead', () => {
 	test('after a failed read every delivery stays, but none past HOLD_MS after it arrived', () => {
 		const [a, b] = [d(T - HOLD_MS - 1), d(T - 100)];
 		expect(afterRead([a, b], { ...read, failed: true }, T)).toEqual({ staying: [b] });
+	});
+
+	test('a delivery that came during a read outlasting its hold stays for a read of its own ids, until RULE_MS after it arrived', () => {
+		const [a, b] = [d(T + 100), d(T + 200)];
+		expect(afterRead([a, b], read, T + 100 + HOLD_MS).staying).toEqual([a, b]);
+		expect(afterRead([a, b], read, T + 100 + RULE_MS).staying).toEqual([b]);
 	});
 });
