@@ -143,6 +143,7 @@ export const sharedStep = {
 	wait: (ms: number) => new Wait(ms),
 	apiFails: (faults: Fault[], style: StepStyle) => new ApiFaults(faults, style),
 	deactivateFor: (downMs: number, style: StepStyle) => new Deactivate(downMs, style),
+	restart: (downMs: number, style: StepStyle) => new Restart(downMs, style),
 };
 
 export interface SharedStepsOptions {

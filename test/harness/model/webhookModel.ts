@@ -950,6 +950,9 @@ export const webhookStep = {
 	wait: (ms: number) => sharedStep.wait(ms),
 	apiFails: (...faults: Fault[]) => sharedStep.apiFails(faults, STYLE),
 	deactivateFor: (downMs: number) => sharedStep.deactivateFor(downMs, STYLE),
+	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
+	create: (...specs: Array<{ type: number; lateMs: number; deliveries: number[] }>) =>
+		new CreateEvents(specs),
 	forged: (kind: 'now' | 'old' | 'ping', durationMs: number, spacingMs: number) =>
 		new Forged(kind, durationMs, spacingMs),
 	burst: (count: number, delayMs: number) => new Burst(count, delayMs),

@@ -60,7 +60,7 @@ test('rechecks: a second after the last recheck, or for an id that rang behind t
 });
 
 describe('afterRead', () => {
-	const d = (arrivedAt: number) => ({ arrivedAt });
+	const d = (arrivedAt: number, state = 'joined') => ({ arrivedAt, state });
 	const read = { startedAt: T, failed: false, found: false, owed: 0, more: false };
 
 	test('the earliest arrival carries what was found; the others whose ids were looked for go', () => {
@@ -86,5 +86,13 @@ describe('afterRead', () => {
 		const [a, b] = [d(T + 100), d(T + 200)];
 		expect(afterRead([a, b], read, T + 100 + HOLD_MS).staying).toEqual([a, b]);
 		expect(afterRead([a, b], read, T + 100 + RULE_MS).staying).toEqual([b]);
+	});
+
+	test('a delivery asleep until its next read carries nothing (it would notice only when it wakes): the earliest awake one does', () => {
+		const [asleep, starter] = [d(T - 300, 'asleep'), d(T - 100, 'reading')];
+		expect(afterRead([asleep, starter], { ...read, found: true }, T + 50)).toEqual({
+			carrier: starter,
+			staying: [],
+		});
 	});
 });
