@@ -49,13 +49,11 @@ export const rechecks = (timing: ReadTiming, now: number, rungBehindFrontier: bo
 export const RULE_MS = 10_000;
 
 /**
- * Who goes after a read that started at `startedAt`: the earliest arrival awake (not asleep until
- * its next read, which it would notice only then) carries what it found;
- * while ids are owed or more is listed, the latest arrival stays as the holder; every other
- * delivery stays until a read since its arrival succeeded (its ids were looked for; it then saves
- * the ids still owed). None stays past `HOLD_MS` after it arrived, but one that came during this
- * read stays for a read of its own ids until `RULE_MS` after it arrived (a long read, such as a
- * backlog's, would otherwise answer it unread).
+ * Who goes after a read that started at `startedAt`. The earliest delivery awake carries what it
+ * found (one asleep until its next read would notice only then); while ids are owed or more is
+ * listed, the latest of the others stays as the holder. The rest stay until a read since their
+ * arrival looked for their ids (or after a failed read), within `HOLD_MS` of their arrival, or
+ * `RULE_MS` for one that came during this read (else a long read answers it unread).
  */
 export function afterRead<T extends { arrivedAt: number; state: string }>(
 	waiting: T[],

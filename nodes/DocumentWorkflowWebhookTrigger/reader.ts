@@ -57,7 +57,7 @@ interface Trigger {
 	timing: ReadTiming;
 	held: Set<Delivery>;
 	read?: Promise<void>;
-	/** What the log tells at most once a minute: ids the API did not list when first looked for, failed reads. */
+	/** Counts for the log lines, written at most once a minute. */
 	report: { notListed: number; example?: string; failures: number; failure?: string; at: number };
 }
 
@@ -200,17 +200,17 @@ export class WebhookReaders {
 		} catch (error) {
 			failure = error as Error;
 		}
-		// Copies loaded by deliveries meanwhile (another process's saves) are kept.
-		const loadedMeanwhile = trigger.cursor !== cursor && trigger.cursor;
-		if (read)
-			trigger.cursor = loadedMeanwhile ? mergeCursors(read.cursor, loadedMeanwhile) : read.cursor;
+		// A copy loaded by a delivery meanwhile (another process's save) is kept.
+		const loaded = trigger.cursor !== cursor && trigger.cursor;
+		if (read) trigger.cursor = loaded ? mergeCursors(read.cursor, loaded) : read.cursor;
 		for (const id of trigger.owed.keys())
 			if (trigger.cursor && isDone(trigger.cursor, id)) trigger.owed.delete(id);
+		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
 		trigger.timing = {
 			...trigger.timing,
 			lastReadAt: startedAt,
 			lastRequests: read?.requests ?? 1,
-			listedAll: !failure && [...firstLook].every((id) => !trigger.owed.has(id)),
+			listedAll: !failure && unlisted.length === 0,
 			more: !!read && !failure && !read.complete,
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
@@ -221,25 +221,19 @@ export class WebhookReaders {
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read) carrier.events = read.events;
 		for (const delivery of waiting) delivery.done = !staying.includes(delivery);
+		// The log tells at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
-		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];
 		else if (unlisted.length)
 			[report.notListed, report.example] = [report.notListed + unlisted.length, unlisted[0]];
 		if (report.notListed + report.failures === 0 || Date.now() - report.at < REPORT_EVERY_MS)
 			return;
 		const node = `Document Workflow Webhook Trigger "${ctx.getNode().name}"`;
+		const notListed = `${node}: ${report.notListed} delivered event id(s) the API did not list when looked for start nothing (e.g. ${report.example}). Forged deliveries, test pings and events of another environment look like this; an event the API lists later comes out with a later delivery, once.`;
+		const failed = `${node}: ${report.failures} read(s) of the event list failed (${report.failure}). Delivered events are not lost: a later delivery's read emits them.`;
 		const meta = { workflowId: ctx.getWorkflow().id };
-		if (report.notListed > 0)
-			ctx.logger?.warn(
-				`${node}: ${report.notListed} delivered event id(s) the API did not list when looked for start nothing (e.g. ${report.example}). Forged deliveries, test pings and events of another environment look like this; an event the API lists later comes out with a later delivery, once.`,
-				meta,
-			);
-		if (report.failures > 0)
-			ctx.logger?.error(
-				`${node}: ${report.failures} read(s) of the event list failed (${report.failure}). Delivered events are not lost: a later delivery's read emits them.`,
-				meta,
-			);
+		if (report.notListed > 0) ctx.logger?.warn(notListed, meta);
+		if (report.failures > 0) ctx.logger?.error(failed, meta);
 		trigger.report = { notListed: 0, failures: 0, at: Date.now() };
 	}
 }
