@@ -37,34 +37,37 @@ export function nextReadAt(timing: ReadTiming, owed: number): number | undefined
 	);
 	if (wanted === Infinity) return undefined;
 	const requests = Math.min(Math.max(timing.lastRequests, 1), 3);
-	return Math.max(
-		wanted,
-		timing.lastReadAt + (timing.listedAll ? FAST_GAP_MS : SLOW_GAP_MS * requests),
-	);
+	const gap = timing.listedAll ? FAST_GAP_MS : SLOW_GAP_MS * requests;
+	return Math.max(wanted, timing.lastReadAt + gap);
 }
 
 /** A read goes over what was read before a second after the last time, or for an id that just rang there. */
 export const rechecks = (timing: ReadTiming, now: number, rungBehindFrontier: boolean) =>
 	rungBehindFrontier || now - timing.checkedAt >= SLOW_GAP_MS;
 
+/** The rule's time: an answered delivery's event comes out within this long of it, once listed. */
+export const RULE_MS = 10_000;
+
 /**
- * Who goes after a read that started at `startedAt`: the earliest arrival carries what it found;
- * while ids are owed or more is listed, the latest arrival stays as the holder; every other
- * delivery stays until a read since its arrival succeeded (its ids were looked for; it then saves
- * the ids still owed). None stays past `HOLD_MS` after it arrived.
+ * Who goes after a read that started at `startedAt`. The earliest delivery awake carries what it
+ * found (one asleep until its next read would notice only then); while ids are owed or more is
+ * listed, the latest of the others stays as the holder. The rest stay until a read since their
+ * arrival looked for their ids (or after a failed read), within `HOLD_MS` of their arrival, or
+ * `RULE_MS` for one that came during this read (else a long read answers it unread).
  */
-export function afterRead<T extends { arrivedAt: number }>(
+export function afterRead<T extends { arrivedAt: number; state: string }>(
 	waiting: T[],
 	read: { startedAt: number; failed: boolean; found: boolean; owed: number; more: boolean },
 	now: number,
 ): { carrier?: T; staying: T[] } {
 	const byArrival = [...waiting].sort((a, b) => a.arrivedAt - b.arrivedAt);
-	const carrier = read.found ? byArrival.shift() : undefined;
-	const holder = read.owed > 0 || read.more ? byArrival[byArrival.length - 1] : undefined;
-	const staying = byArrival.filter(
-		(delivery) =>
-			now < delivery.arrivedAt + HOLD_MS &&
-			(delivery === holder || read.failed || read.startedAt < delivery.arrivedAt),
+	const carrier = read.found ? byArrival.find(({ state }) => state !== 'asleep') : undefined;
+	const others = byArrival.filter((delivery) => delivery !== carrier);
+	const holder = read.owed > 0 || read.more ? others.at(-1) : undefined;
+	const staying = others.filter((delivery) =>
+		read.startedAt < delivery.arrivedAt
+			? now < delivery.arrivedAt + RULE_MS
+			: now < delivery.arrivedAt + HOLD_MS && (delivery === holder || read.failed),
 	);
 	return { carrier, staying };
 }

@@ -39,12 +39,11 @@ const REPORT_EVERY_MS = 60_000;
 export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
 interface Delivery {
-	ctx: IWebhookFunctions;
 	arrivedAt: number;
 	events: IDataObject[];
 	done: boolean;
-	/** Waiting for the read in flight (not for its own next read): `wake` ends that wait. */
-	joined: boolean;
+	/** Started the read in flight, joined it (`wake` ends that wait), or asleep until its next. */
+	state: 'reading' | 'joined' | 'asleep';
 	wake: () => void;
 }
 
@@ -89,7 +88,7 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 function makeRoom(trigger: Trigger): boolean {
 	const waiting = [...trigger.held].filter((delivery) => !delivery.done);
 	if (waiting.length < MAX_HELD) return true;
-	const oldest = waiting.find((delivery) => delivery.joined);
+	const oldest = waiting.find((delivery) => delivery.state === 'joined');
 	if (!oldest) return false;
 	oldest.done = true;
 	oldest.wake();
@@ -148,14 +147,7 @@ export class WebhookReaders {
 			if (now - at > settings.overlapMs || trigger.owed.size > MAX_OWED) trigger.owed.delete(id);
 		let wake = () => {};
 		const woken = new Promise<void>((resolve) => (wake = resolve));
-		const delivery: Delivery = {
-			ctx,
-			arrivedAt: now,
-			events: [],
-			done: false,
-			joined: false,
-			wake,
-		};
+		const delivery: Delivery = { arrivedAt: now, events: [], done: false, state: 'asleep', wake };
 		delivery.done =
 			nextReadAt(trigger.timing, trigger.owed.size) === undefined || !makeRoom(trigger);
 		trigger.held.add(delivery);
@@ -164,15 +156,18 @@ export class WebhookReaders {
 				const due = nextReadAt(trigger.timing, trigger.owed.size) ?? Infinity;
 				const until = Math.min(due, delivery.arrivedAt + HOLD_MS);
 				if (trigger.read) {
-					delivery.joined = true;
+					delivery.state = 'joined';
 					await Promise.race([trigger.read, woken]);
-					delivery.joined = false;
-				} else if (due <= Date.now())
-					await (trigger.read = this.readOnce(trigger, settings).finally(() => {
-						trigger.read = undefined;
-					}));
-				else if (due === Infinity || until <= Date.now()) delivery.done = true;
-				else await sleep(until - Date.now());
+				} else if (due <= Date.now()) {
+					// This request stays open until the read ends (makeRoom ends only joined ones): its context reads.
+					delivery.state = 'reading';
+					trigger.read = this.readOnce(trigger, settings, ctx);
+					await trigger.read.finally(() => (trigger.read = undefined));
+				} else if (due === Infinity || until <= Date.now()) delivery.done = true;
+				else {
+					delivery.state = 'asleep';
+					await sleep(until - Date.now());
+				}
 			}
 		} finally {
 			trigger.held.delete(delivery);
@@ -186,9 +181,7 @@ export class WebhookReaders {
 		return { events: delivery.events, owes: ids.some((id) => trigger.owed.has(id)) };
 	}
 
-	private async readOnce(trigger: Trigger, settings: TriggerSettings): Promise<void> {
-		const held = () => [...trigger.held].filter((delivery) => !delivery.done);
-		const ctx = held()[held().length - 1].ctx;
+	private async readOnce(trigger: Trigger, settings: TriggerSettings, ctx: IWebhookFunctions) {
 		const startedAt = Date.now();
 		const cursor = trigger.cursor;
 		const newest = cursor && frontier(cursor);
@@ -207,53 +200,40 @@ export class WebhookReaders {
 		} catch (error) {
 			failure = error as Error;
 		}
-		// Copies loaded by deliveries meanwhile (another process's saves) are kept.
-		if (read)
-			trigger.cursor =
-				trigger.cursor && trigger.cursor !== cursor
-					? mergeCursors(read.cursor, trigger.cursor)
-					: read.cursor;
+		// A copy loaded by a delivery meanwhile (another process's save) is kept.
+		const loaded = trigger.cursor !== cursor && trigger.cursor;
+		if (read) trigger.cursor = loaded ? mergeCursors(read.cursor, loaded) : read.cursor;
 		for (const id of trigger.owed.keys())
 			if (trigger.cursor && isDone(trigger.cursor, id)) trigger.owed.delete(id);
+		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
 		trigger.timing = {
 			...trigger.timing,
 			lastReadAt: startedAt,
 			lastRequests: read?.requests ?? 1,
-			listedAll: !failure && [...firstLook].every((id) => !trigger.owed.has(id)),
+			listedAll: !failure && unlisted.length === 0,
 			more: !!read && !failure && !read.complete,
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
 		const [found, owed] = [!!read?.events.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, startedAt, failed: !!failure, found, owed };
 		// Every delivery held now waits for this read's end, also those that came while it ran.
-		const waiting = held();
+		const waiting = [...trigger.held].filter((delivery) => !delivery.done);
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read) carrier.events = read.events;
 		for (const delivery of waiting) delivery.done = !staying.includes(delivery);
+		// The log tells at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
-		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];
 		else if (unlisted.length)
 			[report.notListed, report.example] = [report.notListed + unlisted.length, unlisted[0]];
-		this.report(trigger, ctx);
-	}
-
-	/** At most once a minute: the delivered ids the API did not list when first looked for, and the failed reads. */
-	private report(trigger: Trigger, ctx: IWebhookFunctions): void {
-		const { notListed, example, failures, failure, at } = trigger.report;
-		if (notListed + failures === 0 || Date.now() - at < REPORT_EVERY_MS) return;
+		if (report.notListed + report.failures === 0 || Date.now() - report.at < REPORT_EVERY_MS)
+			return;
 		const node = `Document Workflow Webhook Trigger "${ctx.getNode().name}"`;
+		const notListed = `${node}: ${report.notListed} delivered event id(s) the API did not list when looked for start nothing (e.g. ${report.example}). Forged deliveries, test pings and events of another environment look like this; an event the API lists later comes out with a later delivery, once.`;
+		const failed = `${node}: ${report.failures} read(s) of the event list failed (${report.failure}). Delivered events are not lost: a later delivery's read emits them.`;
 		const meta = { workflowId: ctx.getWorkflow().id };
-		if (notListed > 0)
-			ctx.logger?.warn(
-				`${node}: ${notListed} delivered event id(s) the API did not list when looked for start nothing (e.g. ${example}). Forged deliveries, test pings and events of another environment look like this; an event the API lists later comes out with a later delivery, once.`,
-				meta,
-			);
-		if (failures > 0)
-			ctx.logger?.error(
-				`${node}: ${failures} read(s) of the event list failed (${failure}). Delivered events are not lost: a later delivery's read emits them.`,
-				meta,
-			);
+		if (report.notListed > 0) ctx.logger?.warn(notListed, meta);
+		if (report.failures > 0) ctx.logger?.error(failed, meta);
 		trigger.report = { notListed: 0, failures: 0, at: Date.now() };
 	}
 }

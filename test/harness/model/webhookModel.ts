@@ -950,15 +950,15 @@ export const webhookStep = {
 	wait: (ms: number) => sharedStep.wait(ms),
 	apiFails: (...faults: Fault[]) => sharedStep.apiFails(faults, STYLE),
 	deactivateFor: (downMs: number) => sharedStep.deactivateFor(downMs, STYLE),
+	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
+	create: (...specs: Array<{ type: number; lateMs: number; deliveries: number[] }>) =>
+		new CreateEvents(specs),
 	forged: (kind: 'now' | 'old' | 'ping', durationMs: number, spacingMs: number) =>
 		new Forged(kind, durationMs, spacingMs),
 	burst: (count: number, delayMs: number) => new Burst(count, delayMs),
-	create: (...specs: Array<{ type: number; lateMs: number; deliveries: number[] }>) =>
-		new CreateEvents(specs),
 	deliverAgain: (count: number, reversed: boolean, separately: boolean) =>
 		new Redeliver(count, reversed, separately),
 	crashMidEmit: () => new CrashMidEmit(),
-	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
 	copyWorkflow: () => sharedStep.copyWorkflow(),
 };
 

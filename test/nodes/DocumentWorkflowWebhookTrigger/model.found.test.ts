@@ -67,3 +67,41 @@ test(`MODEL_SEED=-1048721627: a crash while a delivery is held for an event not 
 		step.copyWorkflow(),
 	]);
 }, 60_000);
+
+test(`a delivery that comes during a read outlasting its hold is held for a read of its own ids: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// 1,800 events delivered at once take the read past its 10 s limit (pages of 100, 0.6 s each):
+	// it stops before the end of the list. An event delivered 3 s in, listed at once, is past where
+	// it stops; its delivery waited for that read past its 5 s hold and was answered with its id
+	// never looked for, and the next delivery came minutes later.
+	await checkWebhookHistory('deliveries', quietApi, [
+		step.burst(1000, 0),
+		step.burst(800, 0),
+		step.wait(3000),
+		step.burst(1, 0),
+	]);
+}, 60_000);
+
+test(`a read's events are carried by a delivery awaiting that read, not one asleep until its next: ${WEBHOOK_PROPERTIES.once}`, async () => {
+	// #1 is held for its id (listed 5 s late), asleep until its next look. #2 and #3 come and read
+	// at once; the earliest held delivery, #1, carried their events, asleep for 0.1 s more. #2 left
+	// with that read and saved the cursor past #2 and #3; n8n stopped before #1 woke: both lost.
+	await checkWebhookHistory('once', { ...quietApi, api: { ...quietApi.api, latencyMs: 400 } }, [
+		step.create({ type: 0, lateMs: 5000, deliveries: [0] }),
+		step.wait(1500),
+		step.create({ type: 0, lateMs: 0, deliveries: [0] }, { type: 0, lateMs: 0, deliveries: [100] }),
+		step.wait(450),
+		step.restart(100),
+	]);
+}, 60_000);
+
+test(`a delivery that carries a read's events leaves with them, and an id it brought still owed comes out with the next delivery: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// #2 is delivered before it is listed (2 s late); its delivery's read finds #1 (never
+	// delivered), so it carries #1 and leaves at once: no delivery is held to look again, and #2
+	// comes out with the next delivery after its listing, #3's, as the rule says.
+	await checkWebhookHistory('deliveries', { ...quietApi, api: { ...quietApi.api, latencyMs: 0 } }, [
+		step.create({ type: 0, lateMs: 0, deliveries: [] }, { type: 0, lateMs: 2000, deliveries: [0] }),
+		step.wait(20_000),
+		step.create({ type: 0, lateMs: 0, deliveries: [0] }),
+		step.wait(20_000),
+	]);
+}, 60_000);

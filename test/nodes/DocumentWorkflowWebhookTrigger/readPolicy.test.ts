@@ -7,6 +7,7 @@ import type { ReadTiming } from '../../../nodes/DocumentWorkflowWebhookTrigger/r
 import {
 	FAST_GAP_MS,
 	HOLD_MS,
+	RULE_MS,
 	SLOW_GAP_MS,
 	afterRead,
 	firstTiming,
@@ -59,7 +60,7 @@ test('rechecks: a second after the last recheck, or for an id that rang behind t
 });
 
 describe('afterRead', () => {
-	const d = (arrivedAt: number) => ({ arrivedAt });
+	const d = (arrivedAt: number, state = 'joined') => ({ arrivedAt, state });
 	const read = { startedAt: T, failed: false, found: false, owed: 0, more: false };
 
 	test('the earliest arrival carries what was found; the others whose ids were looked for go', () => {
@@ -79,5 +80,19 @@ describe('afterRead', () => {
 	test('after a failed read every delivery stays, but none past HOLD_MS after it arrived', () => {
 		const [a, b] = [d(T - HOLD_MS - 1), d(T - 100)];
 		expect(afterRead([a, b], { ...read, failed: true }, T)).toEqual({ staying: [b] });
+	});
+
+	test('a delivery that came during a read outlasting its hold stays for a read of its own ids, until RULE_MS after it arrived', () => {
+		const [a, b] = [d(T + 100), d(T + 200)];
+		expect(afterRead([a, b], read, T + 100 + HOLD_MS).staying).toEqual([a, b]);
+		expect(afterRead([a, b], read, T + 100 + RULE_MS).staying).toEqual([b]);
+	});
+
+	test('a delivery asleep until its next read carries nothing (it would notice only when it wakes): the earliest awake one does', () => {
+		const [asleep, starter] = [d(T - 300, 'asleep'), d(T - 100, 'reading')];
+		expect(afterRead([asleep, starter], { ...read, found: true }, T + 50)).toEqual({
+			carrier: starter,
+			staying: [],
+		});
 	});
 });
