@@ -47,27 +47,36 @@ export const rechecks = (timing: ReadTiming, now: number, rungBehindFrontier: bo
 
 /** The rule's time: an answered delivery's event comes out within this long of it, once listed. */
 export const RULE_MS = 10_000;
+/** A read starts no request past this long; what it did not reach, the next read goes on with (`more`). */
+export const READ_MS = 10_000;
 
 /**
- * Who goes after a read that started at `startedAt`. The earliest delivery awake carries what it
- * found (one asleep until its next read would notice only then); while ids are owed or more is
- * listed, the latest of the others stays as the holder. The rest stay until a read since their
- * arrival looked for their ids (or after a failed read), within `HOLD_MS` of their arrival, or
- * `RULE_MS` for one that came during this read (else a long read answers it unread).
+ * Who goes after read number `index`. The earliest delivery awake carries what it found (one
+ * asleep until its next read would notice only then); while ids are owed or more is listed, the
+ * latest of the others stays as the holder. The rest stay until a read since their arrival looked
+ * for their ids (or after a failed read), within `HOLD_MS` of their arrival, or `RULE_MS` for one
+ * that came during this read (else a long read answers it unread). A read that stopped at
+ * `READ_MS` keeps its holder for the next, the rule's time after that (a backlog at a slow API).
  */
-export function afterRead<T extends { arrivedAt: number; state: string }>(
+export function afterRead<T extends { arrivedAt: number; readsBefore: number; state: string }>(
 	waiting: T[],
-	read: { startedAt: number; failed: boolean; found: boolean; owed: number; more: boolean },
+	read: { index: number; failed: boolean; found: boolean; owed: number; more: boolean },
 	now: number,
 ): { carrier?: T; staying: T[] } {
 	const byArrival = [...waiting].sort((a, b) => a.arrivedAt - b.arrivedAt);
 	const carrier = read.found ? byArrival.find(({ state }) => state !== 'asleep') : undefined;
 	const others = byArrival.filter((delivery) => delivery !== carrier);
 	const holder = read.owed > 0 || read.more ? others.at(-1) : undefined;
-	const staying = others.filter((delivery) =>
-		read.startedAt < delivery.arrivedAt
-			? now < delivery.arrivedAt + RULE_MS
-			: now < delivery.arrivedAt + HOLD_MS && (delivery === holder || read.failed),
-	);
-	return { carrier, staying };
+	const holdFor = (delivery: T) =>
+		delivery === holder && read.more
+			? READ_MS + RULE_MS
+			: delivery.readsBefore >= read.index
+				? RULE_MS
+				: delivery === holder || read.failed
+					? HOLD_MS
+					: 0;
+	return {
+		carrier,
+		staying: others.filter((delivery) => now < delivery.arrivedAt + holdFor(delivery)),
+	};
 }

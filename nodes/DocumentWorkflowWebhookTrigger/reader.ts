@@ -22,7 +22,7 @@ import {
 import { readEventPage } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
 import type { ReadTiming } from './readPolicy';
-import { HOLD_MS, afterRead, firstTiming, nextReadAt, rechecks } from './readPolicy';
+import { HOLD_MS, READ_MS, afterRead, firstTiming, nextReadAt, rechecks } from './readPolicy';
 
 /** A trigger without a cursor starts at the newest event created this long before (n8n routes deliveries a moment before activation ends). */
 export const FRESH_START_LOOK_BACK_MS = 60_000;
@@ -40,6 +40,7 @@ export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
 interface Delivery {
 	arrivedAt: number;
+	readsBefore: number;
 	events: IDataObject[];
 	done: boolean;
 	/** Started the read in flight, joined it (`wake` ends that wait), or asleep until its next. */
@@ -57,6 +58,8 @@ interface Trigger {
 	timing: ReadTiming;
 	held: Set<Delivery>;
 	read?: Promise<void>;
+	/** Reads started so far: a delivery's `readsBefore` tells which came after it. */
+	reads: number;
 	/** Counts for the log lines, written at most once a minute. */
 	report: { notListed: number; example?: string; failures: number; failure?: string; at: number };
 }
@@ -129,6 +132,7 @@ export class WebhookReaders {
 			rung: new Set(),
 			timing: firstTiming(),
 			held: new Set(),
+			reads: 0,
 			report: { notListed: 0, failures: 0, at: -Infinity },
 		}));
 		const loaded = loadCursor(ctx);
@@ -147,9 +151,9 @@ export class WebhookReaders {
 			if (now - at > settings.overlapMs || trigger.owed.size > MAX_OWED) trigger.owed.delete(id);
 		let wake = () => {};
 		const woken = new Promise<void>((resolve) => (wake = resolve));
-		const delivery: Delivery = { arrivedAt: now, events: [], done: false, state: 'asleep', wake };
-		delivery.done =
-			nextReadAt(trigger.timing, trigger.owed.size) === undefined || !makeRoom(trigger);
+		const done = nextReadAt(trigger.timing, trigger.owed.size) === undefined || !makeRoom(trigger);
+		const [events, readsBefore] = [[], trigger.reads];
+		const delivery: Delivery = { arrivedAt: now, readsBefore, events, done, state: 'asleep', wake };
 		trigger.held.add(delivery);
 		try {
 			while (!delivery.done) {
@@ -182,7 +186,7 @@ export class WebhookReaders {
 	}
 
 	private async readOnce(trigger: Trigger, settings: TriggerSettings, ctx: IWebhookFunctions) {
-		const startedAt = Date.now();
+		const [startedAt, index] = [Date.now(), ++trigger.reads];
 		const cursor = trigger.cursor;
 		const newest = cursor && frontier(cursor);
 		const firstLook = trigger.rung;
@@ -194,7 +198,7 @@ export class WebhookReaders {
 		try {
 			const pages = pageReader(ctx);
 			const start = cursor ?? (await startBefore(pages, FRESH_START_LOOK_BACK_MS));
-			const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + 10_000, recheck };
+			const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + READ_MS, recheck };
 			read = await readEvents(pages, start, { ...settings, ...limits });
 			failure = read.failure;
 		} catch (error) {
@@ -215,7 +219,7 @@ export class WebhookReaders {
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
 		const [found, owed] = [!!read?.events.length, trigger.owed.size];
-		const outcome = { ...trigger.timing, startedAt, failed: !!failure, found, owed };
+		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
 		// Every delivery held now waits for this read's end, also those that came while it ran.
 		const waiting = [...trigger.held].filter((delivery) => !delivery.done);
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());

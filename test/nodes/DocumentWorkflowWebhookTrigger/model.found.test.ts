@@ -105,3 +105,22 @@ test(`a delivery that carries a read's events leaves with them, and an id it bro
 		step.wait(20_000),
 	]);
 }, 60_000);
+
+test(`MODEL_SEED=1637094840: a read that stops at its bound while a genuine delivery is held reads on: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// Three hours down with 311 events delivered before the stop and never answered; then a burst
+	// of 190 in one delivery and a forged one. The forged delivery's read emitted what five pages
+	// held; the genuine delivery was answered with the last event of the burst left for a next
+	// read that no delivery made.
+	const setup = {
+		...quietApi,
+		events: ['run.completed'],
+		api: { ...quietApi.api, latencyMs: 2000 },
+	};
+	await checkWebhookHistory('deliveries', setup, [
+		step.burst(78, 0),
+		step.burst(233, 0),
+		step.restart(10_800_000),
+		step.burst(190, 0),
+		step.forged('now', 0, 100),
+	]);
+}, 60_000);

@@ -7,6 +7,7 @@ import type { ReadTiming } from '../../../nodes/DocumentWorkflowWebhookTrigger/r
 import {
 	FAST_GAP_MS,
 	HOLD_MS,
+	READ_MS,
 	RULE_MS,
 	SLOW_GAP_MS,
 	afterRead,
@@ -60,8 +61,13 @@ test('rechecks: a second after the last recheck, or for an id that rang behind t
 });
 
 describe('afterRead', () => {
-	const d = (arrivedAt: number, state = 'joined') => ({ arrivedAt, state });
-	const read = { startedAt: T, failed: false, found: false, owed: 0, more: false };
+	// The read started at T is the trigger's first: a delivery that came after its start saw none begun.
+	const d = (arrivedAt: number, state = 'joined', readsBefore = arrivedAt > T ? 1 : 0) => ({
+		arrivedAt,
+		readsBefore,
+		state,
+	});
+	const read = { index: 1, failed: false, found: false, owed: 0, more: false };
 
 	test('the earliest arrival carries what was found; the others whose ids were looked for go', () => {
 		const [a, b, c] = [d(T - 300), d(T - 200), d(T - 100)];
@@ -86,6 +92,18 @@ describe('afterRead', () => {
 		const [a, b] = [d(T + 100), d(T + 200)];
 		expect(afterRead([a, b], read, T + 100 + HOLD_MS).staying).toEqual([a, b]);
 		expect(afterRead([a, b], read, T + 100 + RULE_MS).staying).toEqual([b]);
+	});
+
+	test('one that came in the same millisecond as the read started, but after it, came during it', () => {
+		const [starter, joiner] = [d(T, 'reading', 0), d(T, 'joined', 1)];
+		expect(afterRead([starter, joiner], read, T + HOLD_MS + 1).staying).toEqual([joiner]);
+	});
+
+	test('after a read that stopped at READ_MS with more listed, the holder stays for the next, the rule time after it', () => {
+		const [a, b] = [d(T - 100), d(T)];
+		const stopped = { ...read, more: true };
+		expect(afterRead([a, b], stopped, T + READ_MS + RULE_MS - 1).staying).toEqual([b]);
+		expect(afterRead([a, b], stopped, T + READ_MS + RULE_MS).staying).toEqual([]);
 	});
 
 	test('a delivery asleep until its next read carries nothing (it would notice only when it wakes): the earliest awake one does', () => {
