@@ -26,9 +26,16 @@ export class ReadPacer {
 	/** Sent in the second before the last refused read (the limit is at most that), and when. */
 	private limit?: { perSecond: number; at: number };
 	private readonly sentAt: number[] = [];
+	/** Reads waiting for a slot, in the order they first asked: a slot goes to the first. */
+	private readonly queue = new Set<object>();
 
-	/** Whether a read may go at `now` (then it counts as sent); held back long, the rate grows. */
-	trySend(now: number): boolean {
+	/**
+	 * Whether a read may go at `now` (then it counts as sent); held back long, the rate grows. With
+	 * a `ticket`, reads go in the order they asked: one that asks again right after its answer
+	 * (a trigger looking again each second) takes no turn from those already waiting.
+	 */
+	trySend(now: number, ticket?: object): boolean {
+		const first = !ticket || this.queue.add(ticket).values().next().value === ticket;
 		const interval = SECOND_MS / this.readsPerSecond;
 		if (this.trustedLimit(now) !== undefined) {
 			// A read after a pause may go close behind the one before (below), but under a trusted
@@ -37,7 +44,7 @@ export class ReadPacer {
 			if (recent.length >= Math.ceil(this.readsPerSecond))
 				this.nextSendAt = Math.max(this.nextSendAt, recent[0] + SECOND_MS);
 		}
-		if (this.nextSendAt <= now) {
+		if (this.nextSendAt <= now && first) {
 			// The interval unused while the timer was late is spent: reads keep their pace.
 			this.nextSendAt = Math.max(this.nextSendAt, now - interval) + interval;
 			// Back under a trusted limit, reads held within each second count as held all along:
@@ -48,6 +55,7 @@ export class ReadPacer {
 			this.heldSinceSend = false;
 			this.sentAt.push(now);
 			while (this.sentAt[0] < now - SENDS_KEPT_MS) this.sentAt.shift();
+			if (ticket) this.queue.delete(ticket);
 			return true;
 		}
 		[this.heldSince, this.heldSinceSend] = [this.heldSince ?? now, true];
@@ -58,6 +66,11 @@ export class ReadPacer {
 		if (trusted !== undefined) grown = Math.max(rate, Math.min(grown, trusted * (1 - SLOW_GROWTH)));
 		[this.readsPerSecond, this.heldSince] = [grown, now];
 		return false;
+	}
+
+	/** A read that stops waiting (cancelled, or out of time) gives up its place. */
+	leave(ticket: object): void {
+		this.queue.delete(ticket);
 	}
 
 	/** A 429 for a read sent at `refusedSentAt`; a limit per second unless `Retry-After` is long. */

@@ -245,14 +245,19 @@ async function waitForRateLimit(call: Call): Promise<void> {
  * let the request go.
  */
 async function waitForSlot(call: Call): Promise<number> {
-	for (;;) {
-		await waitForRateLimit(call);
-		if (call.limit !== 'read') return Date.now();
-		const pacer = readPacerFor(call.scope);
-		const now = Date.now();
-		if (rateLimitOpensAt(call.scope, call.limit) > now) continue;
-		if (pacer.trySend(now)) return now;
-		await pause(Math.max(1, pacer.nextSendAt - now), call.signal);
+	const ticket = {};
+	try {
+		for (;;) {
+			await waitForRateLimit(call);
+			if (call.limit !== 'read') return Date.now();
+			const pacer = readPacerFor(call.scope);
+			const now = Date.now();
+			if (rateLimitOpensAt(call.scope, call.limit) > now) continue;
+			if (pacer.trySend(now, ticket)) return now;
+			await pause(Math.max(1, pacer.nextSendAt - now), call.signal);
+		}
+	} finally {
+		if (call.limit === 'read') readPacerFor(call.scope).leave(ticket);
 	}
 }
 

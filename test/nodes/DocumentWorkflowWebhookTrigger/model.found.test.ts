@@ -124,3 +124,24 @@ test(`MODEL_SEED=1637094840: a read that stops at its bound while a genuine deli
 		step.forged('now', 0, 100),
 	]);
 }, 60_000);
+
+test(`MODEL_SEED=-23245194: three workflows of one API key share the reads a 429 left: in the order they asked, none starved: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// A 429 at the first read taught the key's pacer a read a second. Three workflows (the first
+	// and two copies) each held a delivery for an id listed 10 s late, looking again each second:
+	// the first, asking again right after its answer, took every slot before the copies' reads,
+	// which waited 11 s with their events listed.
+	const setup = {
+		...quietApi,
+		api: { ...quietApi.api, latencyMs: 0 },
+		activationFaults: [{ kind: '429' as const, retryAfterS: 1, asDate: false }],
+	};
+	await checkWebhookHistory('deliveries', setup, [
+		step.copyWorkflow(),
+		step.copyWorkflow(),
+		step.create(
+			{ type: 0, lateMs: 10_000, deliveries: [0] },
+			{ type: 0, lateMs: 500, deliveries: [6000] },
+		),
+		step.burst(20, 0),
+	]);
+}, 60_000);

@@ -38,6 +38,30 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBe(2 * START_RATE);
 	});
 
+	it('reads with a ticket go in the order they first asked: one asking again right after its answer waits its turn', () => {
+		const pacer = new ReadPacer();
+		pacer.readsPerSecond = 1;
+		const [a, b, c] = [{}, {}, {}];
+		expect(pacer.trySend(0, a)).toBe(true);
+		// b and c wait; a, answered, asks again before either: the next slot is b's, then c's.
+		expect([pacer.trySend(500, b), pacer.trySend(600, c), pacer.trySend(700, a)]).toEqual([
+			false,
+			false,
+			false,
+		]);
+		expect([pacer.trySend(1000, a), pacer.trySend(1000, c), pacer.trySend(1000, b)]).toEqual([
+			false,
+			false,
+			true,
+		]);
+		expect([pacer.trySend(2000, a), pacer.trySend(2000, c)]).toEqual([false, true]);
+		// A read that gives up its place (cancelled) lets the next go.
+		const d = {};
+		expect(pacer.trySend(2500, d)).toBe(false);
+		pacer.leave(a);
+		expect(pacer.trySend(3000, d)).toBe(true);
+	});
+
 	it('reads that never wait end a stretch of being held back: a few reads now and then never grow the rate', () => {
 		const pacer = new ReadPacer();
 		for (let t = 1000; t < 10_000; t += 100) {
