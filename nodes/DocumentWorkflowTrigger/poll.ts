@@ -56,7 +56,11 @@ async function pollOnce(
 		cursor = await startBefore(read, freshStartLookBackMs(ctx));
 	else {
 		// First activation, starting from now: the newest events are done, nothing is emitted.
-		storeCursor(ctx, await anchorAtNewest(read, settings.overlapMs));
+		const { filter, overlapMs, maxEvents } = settings;
+		storeCursor(
+			ctx,
+			await anchorAtNewest(read, { filter, overlapMs, maxEvents, until: deadlines.read }),
+		);
 		return null;
 	}
 

@@ -168,13 +168,26 @@ async function newestPage(read: PageReader): Promise<{ page: EventPage; number: 
 	return { page, number: 1 };
 }
 
-/** A cursor that starts from now: the newest page taken as done, so only later events, and late ones among them, come out. */
-export async function anchorAtNewest(read: PageReader, overlapMs: number): Promise<EventCursor> {
+/**
+ * A cursor that starts from now: every event listed now is done, so only later events, and late
+ * ones among them, come out. `after` goes no nearer now than one overlap window (a late event may
+ * take an id below the newest); a newest page all within it (a burst) takes a look back first.
+ */
+export async function anchorAtNewest(read: PageReader, options: Omit<ReadOptions, 'recheck'>) {
 	const { page } = await newestPage(read);
-	const [oldest, ...rest] = [...page.events].sort((a, b) => compareIds(idOf(a), idOf(b)));
-	return oldest
-		? moveAfter(startingAfter(oldest, rest), null, timeOf(page), overlapMs)
-		: startingAfter(null);
+	const anchored = moveAfter(
+		startingAfter(null, page.events),
+		null,
+		timeOf(page),
+		options.overlapMs,
+	);
+	if (anchored.after !== null || page.pages <= 1) return anchored;
+	const anchor = await readEvents(read, await startBefore(read, options.overlapMs), {
+		...options,
+		recheck: false,
+	});
+	if (anchor.failure) throw anchor.failure;
+	return anchor.cursor;
 }
 
 /**

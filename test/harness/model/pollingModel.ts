@@ -613,6 +613,7 @@ export const pollingStep = {
 	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
 	copyWorkflow: () => sharedStep.copyWorkflow(),
 	burst: (count: number, lateShare = 0) => new Burst(count, lateShare),
+	create: (...specs: Array<{ type: number; lateMs: number }>) => new CreateEvents(specs),
 	crashNextEmitAfterItsSave: () => new ArmFault('crashAfterSave'),
 };
 

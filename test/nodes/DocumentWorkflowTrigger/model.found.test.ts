@@ -36,3 +36,19 @@ test(`MODEL_SEED=1038346441: a crash while a copied workflow's activation poll s
 		[step.copyWorkflow(), step.crashNextEmitAfterItsSave(), step.burst(101), step.restart(0)],
 	);
 }, 60_000);
+
+test(`MODEL_SEED=-1528528110: a copied workflow with its static data: ${POLLING_PROPERTIES.once}`, async () => {
+	await checkPollingHistory(
+		'once',
+		{
+			mode: 'default',
+			parameters: { events: [], overlapMinutes: 1, startFrom: 'now' },
+			api: { dateHeader: false, latencyMs: 0, skewMs: 0, beyondLastPage: 'empty' },
+			startOffsetMs: 0,
+			durableOffsetMs: 0,
+			history: { spread: 0, recent: 0, expiring: 0 },
+			activationFaults: [],
+		},
+		[step.create({ type: 0, lateMs: 1000 }, { type: 0, lateMs: 0 }), step.copyWorkflow()],
+	);
+}, 60_000);

@@ -42,7 +42,7 @@ describe('where a trigger starts, when events leave the 7 days between its first
 
 	test('Start From Now: at the newest event still listed, not at the start of the list (so nothing old comes out)', async () => {
 		await history();
-		const cursor = await anchorAtNewest(pages(expire), 5 * MINUTE);
+		const cursor = await anchorAtNewest(pages(expire), options);
 		expect(cursor.after).not.toBeNull();
 		const read = await readEvents(pages(), cursor, { ...options, recheck: true });
 		expect(read.events).toEqual([]);
