@@ -41,9 +41,9 @@ export function nextReadAt(timing: ReadTiming, owed: number): number | undefined
 	return Math.max(wanted, timing.lastReadAt + gap);
 }
 
-/** A read goes over what was read before a second after the last time, or for an id that just rang there. */
-export const rechecks = (timing: ReadTiming, now: number, rungBehindFrontier: boolean) =>
-	rungBehindFrontier || now - timing.checkedAt >= SLOW_GAP_MS;
+/** A read goes over what was read before a second after the last time, or for an owed id that lies there. */
+export const rechecks = (timing: ReadTiming, now: number, owedBehindFrontier: boolean) =>
+	owedBehindFrontier || now - timing.checkedAt >= SLOW_GAP_MS;
 
 /** The rule's time: an answered delivery's event comes out within this long of it, once listed. */
 export const RULE_MS = 10_000;

@@ -190,7 +190,8 @@ export class WebhookReaders {
 		const cursor = trigger.cursor;
 		const newest = cursor && frontier(cursor);
 		const firstLook = trigger.rung;
-		const behind = [...firstLook].some((id) => !!newest && compareIds(id, newest) <= 0);
+		// Every owed id, not just those that rang now: one listed late below the frontier is found.
+		const behind = [...trigger.owed.keys()].some((id) => !!newest && compareIds(id, newest) <= 0);
 		const recheck = !cursor || rechecks(trigger.timing, startedAt, behind);
 		[trigger.rung, trigger.timing.rungAt] = [new Set(), undefined];
 		let read: CursorRead | undefined;

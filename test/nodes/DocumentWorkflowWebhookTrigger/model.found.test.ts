@@ -145,3 +145,20 @@ test(`MODEL_SEED=-23245194: three workflows of one API key share the reads a 429
 		step.burst(20, 0),
 	]);
 }, 60_000);
+
+test(`an owed event listed late below the newest id read comes out with the next delivery, also one within a second of the last look back: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// Found by a cold reading of reader.ts. After 150 events (so a read no longer lists everything
+	// since 'after' in one request), #151 is delivered 3 s before it is listed; its delivery's read
+	// finds #152 and carries it away. Two more deliveries read; the second, 0.7 s after the first
+	// looked back, read only past the newest id and left #151 to some later delivery.
+	await checkWebhookHistory('deliveries', { ...quietApi, api: { ...quietApi.api, latencyMs: 0 } }, [
+		step.burst(150, 0),
+		step.wait(2000),
+		step.create({ type: 0, lateMs: 3000, deliveries: [0] }, { type: 0, lateMs: 0, deliveries: [] }),
+		step.wait(2500),
+		step.create({ type: 0, lateMs: 0, deliveries: [0] }),
+		step.wait(700),
+		step.create({ type: 0, lateMs: 0, deliveries: [0] }),
+		step.wait(20_000),
+	]);
+}, 60_000);
