@@ -474,7 +474,22 @@ class N8nInstance {
 		const file = path.join(this.userFolder, `import-${what}-${Date.now()}.json`);
 		fs.writeFileSync(file, JSON.stringify(data, null, 2));
 		try {
-			await this.cli([command, `--input=${file}`]);
+			// Beside a running n8n on the same SQLite file, the import can meet its write lock and fail
+			// at once (SQLITE_BUSY); an import of the same ids again replaces what a failed one left.
+			for (let attempt = 1; ; attempt++) {
+				const res = await this.cli([command, `--input=${file}`], { allowFailure: true });
+				if (res.code === 0) break;
+				const output = `${res.stdout}\n${res.stderr}`;
+				if (attempt === 3 || !/SQLITE_BUSY/.test(output))
+					throw Object.assign(
+						new Error(`n8n ${command} failed (${res.code ?? res.signal}):\n${output}`),
+						res,
+					);
+				log(
+					`n8n ${command}: the database was locked (SQLITE_BUSY), attempt ${attempt}; again in 2 s`,
+				);
+				await new Promise((resolve) => setTimeout(resolve, 2000));
+			}
 		} finally {
 			fs.rmSync(file, { force: true }); // it may hold plain secrets
 		}

@@ -234,7 +234,8 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 		await page.getByTestId(first ? 'canvas-add-button' : 'node-creator-plus-button').click();
 		const item = page.getByTestId('node-creator-item-name').filter({ hasText: name }).first();
 		// On a loaded machine the panel's list can re-render for a long while after the search (the
-		// item detached, "not stable"): the search is typed again and the item clicked anew.
+		// item detached, "not stable"), or the search runs before the list has loaded and answers "No
+		// results" for good: the panel is closed and opened anew, and the search typed again.
 		for (let attempt = 1; ; attempt++) {
 			await page.getByTestId('node-creator-search-bar').fill(search);
 			try {
@@ -245,6 +246,9 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 				e2e.log(
 					`addNode(${search}): attempt ${attempt} failed (${String(error.message).split('\n')[0]}); again`,
 				);
+				await page.keyboard.press('Escape');
+				await page.getByTestId('node-creator-search-bar').waitFor({ state: 'hidden' });
+				await page.getByTestId(first ? 'canvas-add-button' : 'node-creator-plus-button').click();
 			}
 		}
 	}
