@@ -67,14 +67,11 @@ export function afterRead<T extends { arrivedAt: number; readsBefore: number; st
 	const carrier = read.found ? byArrival.find(({ state }) => state !== 'asleep') : undefined;
 	const others = byArrival.filter((delivery) => delivery !== carrier);
 	const holder = read.owed > 0 || read.more ? others.at(-1) : undefined;
-	const holdFor = (delivery: T) =>
-		delivery === holder && read.more
-			? READ_MS + RULE_MS
-			: delivery.readsBefore >= read.index
-				? RULE_MS
-				: delivery === holder || read.failed
-					? HOLD_MS
-					: 0;
+	const holdFor = (delivery: T) => {
+		if (delivery === holder && read.more) return READ_MS + RULE_MS;
+		if (delivery.readsBefore >= read.index) return RULE_MS; // came during this read
+		return delivery === holder || read.failed ? HOLD_MS : 0;
+	};
 	return {
 		carrier,
 		staying: others.filter((delivery) => now < delivery.arrivedAt + holdFor(delivery)),

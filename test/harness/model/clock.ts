@@ -36,6 +36,15 @@ export function useModelClock(): () => void {
 	};
 }
 
+/** The model's clock for every test of this file (histories written out, `model.found.test.ts`). */
+export function useModelClockInThisFile(): void {
+	let restore = () => {};
+	beforeAll(() => {
+		restore = useModelClock();
+	});
+	afterAll(() => restore());
+}
+
 /**
  * The fake clock stands still while code runs without waiting for a timer, so a loop that never
  * waits (retrying at once what fails at once) would spin for ever here, and in n8n would hold the

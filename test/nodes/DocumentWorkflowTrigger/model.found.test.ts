@@ -3,18 +3,14 @@
  * each failed before its fix, of the node or of the model's own accounting. Same world and checks
  * as the generated histories (test/harness/model/README.md), so a failure prints the same report.
  */
-import { useModelClock } from '../../harness/model/clock';
+import { useModelClockInThisFile } from '../../harness/model/clock';
 import {
 	POLLING_PROPERTIES,
 	checkPollingHistory,
 	pollingStep as step,
 } from '../../harness/model/pollingModel';
 
-let restore = () => {};
-beforeAll(() => {
-	restore = useModelClock();
-});
-afterAll(() => restore());
+useModelClockInThisFile();
 
 test(`MODEL_SEED=1038346441: a crash while a copied workflow's activation poll still reads: ${POLLING_PROPERTIES.bounded}`, async () => {
 	// n8n restarts and activates both workflows; one's activation emits and the process crashes

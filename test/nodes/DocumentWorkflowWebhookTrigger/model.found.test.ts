@@ -3,18 +3,14 @@
  * each failed before its fix, of the node or of the model's own accounting. Same world and checks
  * as the generated histories (test/harness/model/README.md), so a failure prints the same report.
  */
-import { useModelClock } from '../../harness/model/clock';
+import { useModelClockInThisFile } from '../../harness/model/clock';
 import {
 	WEBHOOK_PROPERTIES,
 	checkWebhookHistory,
 	webhookStep as step,
 } from '../../harness/model/webhookModel';
 
-let restore = () => {};
-beforeAll(() => {
-	restore = useModelClock();
-});
-afterAll(() => restore());
+useModelClockInThisFile();
 
 const quietApi = {
 	events: ['run.completed', 'run.failed'],
