@@ -218,8 +218,11 @@ function defineN8nSuite(major, { port }) {
 			await n8n.importWorkflows([wf]);
 			await n8n.activateWorkflow(wf.id);
 
+			// This trigger's reads only (its organization's key): no other reader can pass for its poll.
 			const pollSeq = async () => {
-				const reqs = await c.getRequests({ pathPrefix: '/events' });
+				const reqs = (await c.getRequests({ pathPrefix: '/events' })).filter(
+					(r) => r.headers['x-api-key'] === key.key,
+				);
 				return reqs.length ? reqs[reqs.length - 1].seq : 0;
 			};
 			/**
@@ -275,13 +278,16 @@ function defineN8nSuite(major, { port }) {
 			]);
 			expected.push(batch1[0], batch1[1], batch1[2], batch1[5]);
 			const unselected = [batch1[3], batch1[4]];
-			seq = await waitForPoll(seq, 'scheduled poll 1');
+			// A poll that starts after the events exist (counted from now, not from before the create: a
+			// scheduled poll can come seconds after the activation poll, n8n picks its second at random).
+			// Should one have been under way, reading before them, the next one (a minute on) emits them.
+			seq = await waitForPoll(await pollSeq(), 'scheduled poll 1');
 			await waitFor(
 				async () => {
 					const ids = await emittedIds();
 					return [batch1[0], batch1[1], batch1[2]].every((id) => ids.includes(id));
 				},
-				{ what: 'batch 1 in the executions', timeoutMs: 30000 },
+				{ what: 'batch 1 in the executions', timeoutMs: 90000, intervalMs: 2000 },
 			);
 
 			// Committed late with a lower id than events already read.
@@ -295,20 +301,29 @@ function defineN8nSuite(major, { port }) {
 			expect(late1 < batch1[0]).toBe(true);
 			expect(Date.now() - (now - 1000)).toBeLessThan(4 * 60 * 1000);
 			expected.push(late1);
-			seq = await waitForPoll(seq, 'scheduled poll 2');
+			// A poll after late1 exists: counted from now, not from poll 1, which a slow save of poll 1's
+			// execution can leave behind more than a minute (poll 2 would then have read before late1).
+			seq = await waitForPoll(await pollSeq(), 'scheduled poll 2');
 			await waitFor(async () => (await emittedIds()).includes(late1), {
 				what: 'the late event after poll 2',
-				timeoutMs: 30000,
+				timeoutMs: 90000,
+				intervalMs: 2000,
 			});
 
 			// An event created just before a restart; after the poll at restart, a late one with a lower id.
 			const beforeRestart = Date.now();
 			const [e8] = await create([{ type: 'run.failed', data: { n: 8 } }]);
 			expected.push(e8);
-			const seqBeforeRestart = await pollSeq();
 			const restartAt = Date.now();
-			await n8n.restart();
-			seq = await waitForPoll(seqBeforeRestart, 'the poll at the restart');
+			// The poll at the restart is the first read after n8n is down: a scheduled poll between e8's
+			// creation and the stop (which one emits e8 is up to n8n's random second, both are right)
+			// cannot pass for it, so late2 below is surely created after the restart's poll.
+			await n8n.stop();
+			const downAt = Date.now();
+			const seqWhileDown = await pollSeq();
+			await n8n.start();
+			await n8n.login();
+			seq = await waitForPoll(seqWhileDown, 'the poll at the restart');
 			const [late2, e10] = await create([
 				{
 					type: 'run.completed',
@@ -348,7 +363,7 @@ function defineN8nSuite(major, { port }) {
 			// The polls n8n made (requests to /events less than 5 s apart are one poll).
 			const polls = [];
 			const requests = (await c.getRequests({ pathPrefix: '/events' })).filter(
-				(r) => r.realTimeMs >= t0,
+				(r) => r.realTimeMs >= t0 && r.headers['x-api-key'] === key.key,
 			);
 			for (const r of requests) {
 				if (r.realTimeMs < t0) continue;
@@ -360,10 +375,10 @@ function defineN8nSuite(major, { port }) {
 			e2e.log(
 				`trigger test: ${events.length} events over ${at(Date.now())}; polls at ${polls.map((p) => at(p.start)).join(', ')}; restarts at 0 s and ${at(restartAt)}; requests at ${requests.map((r) => ((r.realTimeMs - t0) / 1000).toFixed(1)).join(' ')}`,
 			);
-			// Activation poll + two scheduled polls before the second restart; after it, the poll at
-			// start and a scheduled one more than a minute later.
+			// Activation poll + two scheduled polls before the second restart; after it (n8n down), the
+			// poll at start and a scheduled one more than a minute later.
 			expect(polls.filter((p) => p.start < restartAt).length).toBeGreaterThanOrEqual(3);
-			expect(polls.filter((p) => p.start > restartAt).length).toBeGreaterThanOrEqual(2);
+			expect(polls.filter((p) => p.start > downAt).length).toBeGreaterThanOrEqual(2);
 			expect(polls.some((p) => p.start > restartedAt + 60000)).toBe(true);
 			// Each item is the event exactly as the API returns it.
 			const api = await fetch(`${sandbox.baseUrl}/events?pageSize=100`, {
@@ -567,10 +582,12 @@ function defineN8nSuite(major, { port }) {
 				timeoutMs: 90000,
 			});
 			const slowDelivery = (await c.getDeliveries()).filter((d) => d.eventIds.includes(slowRead));
-			// Copies are held back at random (up to 300 ms): the first read follows whichever copy was sent first.
+			// Copies are held back at random (up to 300 ms): the first read follows whichever copy was sent
+			// first. This webhook's reads only: the trigger of (d), still active, polls the list too, and
+			// a poll of it just after the delivery would pass for an earlier read.
 			const firstSent = Math.min(...slowDelivery.map((d) => d.sentAtMs));
 			const firstRead = (await c.getRequests({ pathPrefix: '/events' })).find(
-				(r) => r.realTimeMs >= firstSent,
+				(r) => r.realTimeMs >= firstSent && r.headers['x-api-key'] === key.key,
 			);
 			for (const d of slowDelivery) {
 				expect(d.status).toBe(202);
