@@ -124,7 +124,11 @@ async function scenario(mode) {
 		report.second = await batch('second', 5);
 		await emitted(report.second, 'the second batch');
 
-		// The rename, as the editor saves and publishes it; events just before it.
+		// The rename, as the editor saves and publishes it; events just before it, which no poll under
+		// the old name may have read: the poll that emitted the second batch is over (its reads done),
+		// so the next scheduled one is most of a minute away; that none came is checked below.
+		await waitUntilSettled(n8n, c, { workflowId: workflow.id, quietMs: 1000 });
+		const seqBeforeRename = await lastSeq();
 		report.beforeRename = await batch('before-rename', 3);
 		const current = await n8n.rest('GET', `workflows/${workflow.id}`);
 		const nodes = current.nodes.map((node) =>
@@ -137,7 +141,10 @@ async function scenario(mode) {
 			settings: current.settings,
 			versionId: current.versionId,
 		});
-		seq = await lastSeq();
+		// Reads between the events' creation and the publish: a poll under the old name read them.
+		report.readBeforePublish = (
+			await c.getRequests({ pathPrefix: '/events', afterSeq: seqBeforeRename })
+		).length;
 		const published = await n8n.rest('POST', `workflows/${workflow.id}/activate`, {
 			versionId: saved.versionId,
 		});
@@ -184,6 +191,9 @@ run(
 
 		describe.each(MODES.map((mode) => mode.name))('%s mode', (name) => {
 			test('the rename was saved and published', () => {
+				// The events just before the rename were still unread when it was published (else the
+				// rename would have met no unread event and the test would not test it).
+				expect(reports[name].readBeforePublish).toBe(0);
 				expect(reports[name].nodeNames).toEqual([NEW_NAME]);
 				expect(reports[name].publishedActive).toBe(true);
 				expect(reports[name].loadErrors).toEqual([]);
