@@ -188,6 +188,21 @@ describe('n8n 2.41.1 in queue mode: main + 2 workers, Redis, PostgreSQL', () => 
 		await cluster.startMain();
 		await cluster.startWorkers();
 		await cluster.waitForWebhooks(['dw-batch', 'dw-batch-custom', 'dw-batch-slow']);
+		// The first test creates the trigger's first events: only once its poll at activation is over,
+		// else that poll takes them as there before activation ("Start From: Now") and never emits
+		// them. The webhooks' rows tell nothing of it (n8n activates one workflow after another).
+		await waitFor(
+			async () =>
+				(await c.getRequests({ pathPrefix: '/events' })).some(
+					(r) => r.headers['x-api-key'] === trigger.apiKey,
+				),
+			{ what: "the trigger's poll at activation", timeoutMs: 120000, intervalMs: 250 },
+		);
+		await waitUntilSettled(main, c, {
+			workflowId: ids.trigger,
+			apiKey: trigger.apiKey,
+			quietMs: 2000,
+		});
 		report.startup = `${((Date.now() - t0) / 1000).toFixed(0)} s`;
 		log(`cluster up in ${report.startup}`);
 	});
