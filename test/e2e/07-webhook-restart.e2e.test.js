@@ -48,7 +48,10 @@ run.each(testedLines.length ? testedLines : ['2'])(
 		let n8n;
 		const triggers = {};
 
-		/** A webhook trigger example of its own (organization, key, credential, Production URL). */
+		/**
+		 * A webhook trigger example of its own (organization, key, credential, Production URL); the
+		 * credential and workflow are imported by beforeAll, with the other test's, in one CLI run each.
+		 */
 		async function webhookWorkflow(label) {
 			const c = sandbox.control;
 			const org = await c.createOrg({ name: `e2e webhook restart ${info.version} ${label}` });
@@ -64,10 +67,8 @@ run.each(testedLines.length ? testedLines : ['2'])(
 			workflow.name = `${workflow.name} (${label})`;
 			const trigger = workflow.nodes.find((node) => node.type === e2e.NODE_TYPES[2]);
 			trigger.webhookId = crypto.randomUUID();
-			await n8n.importCredentials([credential]);
-			await n8n.importWorkflows([workflow]);
-			await n8n.activateWorkflow(workflow.id);
 			return {
+				credential,
 				org,
 				apiKey: key.key,
 				workflow,
@@ -85,11 +86,17 @@ run.each(testedLines.length ? testedLines : ['2'])(
 				fresh: true,
 			});
 			e2e.installPackageInto(n8n.userFolder, latestTgz());
-			await n8n.start();
-			await n8n.setupOwner();
 			triggers.slow = await webhookWorkflow('listed while n8n is down');
 			triggers.fast = await webhookWorkflow('listed after the next delivery');
-			await n8n.restart(); // activates both
+			// Imported and published before n8n's first start (as 05-agent does), so that start activates
+			// both: one n8n start instead of a start and a restart, one CLI run per import for the two
+			// (each n8n CLI command boots a whole n8n). Each test waits for its webhook to answer.
+			const both = [triggers.slow, triggers.fast];
+			await n8n.importCredentials(both.map((t) => t.credential));
+			await n8n.importWorkflows(both.map((t) => t.workflow));
+			for (const t of both) await n8n.activateWorkflow(t.workflow.id);
+			await n8n.start();
+			await n8n.setupOwner();
 		});
 
 		afterAll(async () => {
