@@ -33,6 +33,20 @@ function defineN8nSuite(major, { port }) {
 		let n8n;
 		let vars;
 		const examples = {};
+		/** (d)'s organization, key, credential and workflow (made by beforeAll). */
+		let polling;
+		/** (f)'s: the same for its workflow, and for its saved version 1 copy (`…V1`). */
+		let webhook;
+		/**
+		 * (f)'s two workflows: published by (d) before its own, so that (d)'s restart activates them
+		 * too (n8n 1.x activates only at a start); `started` once n8n has started since.
+		 */
+		const webhookActivation = { published: false, started: false };
+		const publishWebhooks = async () => {
+			for (const workflow of [webhook.workflow, webhook.workflowV1])
+				await n8n.activateWorkflow(workflow.id);
+			webhookActivation.published = true;
+		};
 
 		beforeAll(async () => {
 			sandbox = await startSandbox();
@@ -48,7 +62,59 @@ function defineN8nSuite(major, { port }) {
 			await n8n.setupOwner();
 			for (const { file, workflow } of e2e.loadExamples(vars))
 				examples[file.replace(/\.json$/, '')] = workflow;
+			// (d)'s and (f)'s organizations, keys, credentials and workflows, made here so that the import
+			// test imports them with the examples, one CLI run per import for all (each n8n CLI command
+			// boots a whole n8n). Nothing either test checks depends on when they were made: no event
+			// exists in these organizations before the test creates it, nothing is active before it is
+			// published, and (d)'s trigger is still published just before (d)'s restart, which activates
+			// it as before ((f)'s webhooks too: see webhookActivation).
+			polling = await triggerOrg('trigger', 'dwTriggerCred001');
+			polling.workflow = withCredential(examples['trigger-on-run-events'], polling.credential);
+			webhook = await triggerOrg('webhook', 'dwWebhookCred001');
+			webhook.workflow = withCredential(examples['webhook-trigger'], webhook.credential);
+			// The same workflow as saved before version 2 existed (typeVersion 1), in its own
+			// organization, with its own Production URL.
+			const v1 = await triggerOrg('webhook v1', 'dwWebhookCredV01');
+			const workflowV1 = withCredential(webhook.workflow, v1.credential);
+			workflowV1.id = e2e.n8nId();
+			workflowV1.name = `${webhook.workflow.name} (node version 1)`;
+			const triggerV1 = workflowV1.nodes.find((n) => n.type === e2e.NODE_TYPES[2]);
+			triggerV1.typeVersion = 1;
+			triggerV1.webhookId = crypto.randomUUID();
+			Object.assign(webhook, {
+				orgV1: v1.org,
+				keyV1: v1.key,
+				credentialV1: v1.credential,
+				workflowV1,
+			});
 		});
+
+		/**
+		 * A separate organization, so only one test's events are visible to its trigger's key; its
+		 * credential as `n8n import:credentials` takes it.
+		 */
+		async function triggerOrg(label, credId) {
+			const c = sandbox.control;
+			const org = await c.createOrg({ name: `e2e ${label} ${info.version}` });
+			const key = await c.createKey({ orgId: org.id, name: `e2e ${label}` });
+			const credential = e2e.documentWorkflowCredential({
+				id: credId,
+				name: `Document Workflow API (${label} org)`,
+				baseUrl: sandbox.baseUrl,
+				apiKey: key.key,
+			});
+			return { org, key, credential };
+		}
+
+		/** A copy of `workflow` whose trigger of this package uses `credential`. */
+		function withCredential(workflow, credential) {
+			const copy = JSON.parse(JSON.stringify(workflow));
+			const trigger = copy.nodes.find((n) => e2e.NODE_TYPES.slice(1).includes(n.type));
+			trigger.credentials = {
+				documentWorkflowApi: { id: credential.id, name: credential.name },
+			};
+			return copy;
+		}
 
 		afterAll(async () => {
 			if (n8n) await n8n.stop();
@@ -77,6 +143,10 @@ function defineN8nSuite(major, { port }) {
 		});
 
 		test('the credential and every example workflow import', async () => {
+			// One CLI run per import, for the examples and for what (d) and (f) use, which they imported
+			// themselves before (four CLI runs more): the two trigger examples as (d) and (f) imported
+			// them over the examples (the same ids, each with its organization's credential), and (f)'s
+			// version 1 copy.
 			await n8n.importCredentials([
 				e2e.documentWorkflowCredential({
 					id: fixtures.CREDENTIAL_ID,
@@ -84,15 +154,28 @@ function defineN8nSuite(major, { port }) {
 					baseUrl: sandbox.baseUrl,
 					apiKey: sandbox.apiKey,
 				}),
+				polling.credential,
+				webhook.credential,
+				webhook.credentialV1,
 			]);
-			await n8n.importWorkflows(Object.values(examples));
+			await n8n.importWorkflows([
+				...Object.values({
+					...examples,
+					'trigger-on-run-events': polling.workflow,
+					'webhook-trigger': webhook.workflow,
+				}),
+				webhook.workflowV1,
+			]);
 			const workflows = await n8n.rest('GET', '/rest/workflows');
 			const ids = (Array.isArray(workflows) ? workflows : workflows.data || workflows.results).map(
 				(w) => w.id,
 			);
 			for (const wf of Object.values(examples)) expect(ids).toContain(wf.id);
+			expect(ids).toContain(webhook.workflowV1.id);
 			const credentials = await n8n.rest('GET', '/rest/credentials');
 			expect(credentials.map((c) => c.type)).toContain(e2e.CREDENTIAL_TYPE);
+			for (const { id } of [polling.credential, webhook.credential, webhook.credentialV1])
+				expect(credentials.map((c) => c.id)).toContain(id);
 			expect(n8n.packageLoadErrors()).toEqual([]);
 		});
 
@@ -197,25 +280,16 @@ function defineN8nSuite(major, { port }) {
 
 		test('(d) the trigger emits every selected event exactly once across scheduled polls and a restart', async () => {
 			const c = sandbox.control;
-			// A separate organization, so only this test's events are visible to the trigger.
-			const org = await c.createOrg({ name: `e2e trigger ${info.version}` });
-			const key = await c.createKey({ orgId: org.id, name: 'e2e trigger' });
-			const credId = 'dwTriggerCred001';
-			await n8n.importCredentials([
-				e2e.documentWorkflowCredential({
-					id: credId,
-					name: 'Document Workflow API (trigger org)',
-					baseUrl: sandbox.baseUrl,
-					apiKey: key.key,
-				}),
-			]);
-			const wf = JSON.parse(JSON.stringify(examples['trigger-on-run-events']));
+			// A separate organization, so only this test's events are visible to the trigger: made by
+			// beforeAll, its credential and this workflow imported by the import test.
+			const { org, key, workflow: wf } = polling;
 			const trigger = wf.nodes.find((n) => n.type === e2e.NODE_TYPES[1]);
 			expect(trigger.parameters.events).toEqual(TRIGGER_EVENTS);
-			trigger.credentials = {
-				documentWorkflowApi: { id: credId, name: 'Document Workflow API (trigger org)' },
-			};
-			await n8n.importWorkflows([wf]);
+			expect(trigger.credentials.documentWorkflowApi.id).toBe(polling.credential.id);
+			// (f)'s two webhook workflows first, so that this test's restart activates them too and (f)
+			// needs no restart of its own; their activation reads only their own organizations' lists.
+			// This trigger's publish stays the last step before the restart, as before.
+			await publishWebhooks();
 			await n8n.activateWorkflow(wf.id);
 
 			// This trigger's reads only (its organization's key): no other reader can pass for its poll.
@@ -264,6 +338,7 @@ function defineN8nSuite(major, { port }) {
 			// Activation: n8n polls once when the workflow is activated at start.
 			let seq = await pollSeq();
 			await n8n.restart();
+			webhookActivation.started = true;
 			seq = await waitForPoll(seq, 'the poll at activation');
 
 			// Batch 1: selected types, two unselected ones, and one that commits 75 s late.
@@ -391,51 +466,23 @@ function defineN8nSuite(major, { port }) {
 
 		test('(f) the webhook trigger, active, starts once per listed event from real deliveries; forged, pings, repeats and malformed bodies start nothing; a saved version 1 still receives deliveries', async () => {
 			const c = sandbox.control;
-			// A separate organization, so only this test's events are listed for the trigger's key.
-			const org = await c.createOrg({ name: `e2e webhook ${info.version}` });
-			const key = await c.createKey({ orgId: org.id, name: 'e2e webhook' });
-			const credId = 'dwWebhookCred001';
-			await n8n.importCredentials([
-				e2e.documentWorkflowCredential({
-					id: credId,
-					name: 'Document Workflow API (webhook org)',
-					baseUrl: sandbox.baseUrl,
-					apiKey: key.key,
-				}),
-			]);
-			const wf = JSON.parse(JSON.stringify(examples['webhook-trigger']));
+			// A separate organization, so only this test's events are listed for the trigger's key; and
+			// the same workflow as saved before version 2 existed (typeVersion 1), in its own
+			// organization, with its own Production URL. Made by beforeAll, imported by the import test.
+			const { org, key, workflow: wf, orgV1, keyV1, workflowV1: wfV1 } = webhook;
 			const trigger = wf.nodes.find((n) => n.type === e2e.NODE_TYPES[2]);
 			expect(trigger.parameters.events).toEqual(WEBHOOK_EVENTS);
 			expect(trigger.typeVersion).toBe(2);
-			trigger.credentials = {
-				documentWorkflowApi: { id: credId, name: 'Document Workflow API (webhook org)' },
-			};
-			// The same workflow as saved before version 2 existed (typeVersion 1), in its own
-			// organization, with its own Production URL.
-			const orgV1 = await c.createOrg({ name: `e2e webhook v1 ${info.version}` });
-			const keyV1 = await c.createKey({ orgId: orgV1.id, name: 'e2e webhook v1' });
-			const credIdV1 = 'dwWebhookCredV01';
-			await n8n.importCredentials([
-				e2e.documentWorkflowCredential({
-					id: credIdV1,
-					name: 'Document Workflow API (webhook v1 org)',
-					baseUrl: sandbox.baseUrl,
-					apiKey: keyV1.key,
-				}),
-			]);
-			const wfV1 = JSON.parse(JSON.stringify(wf));
-			wfV1.id = e2e.n8nId();
-			wfV1.name = `${wf.name} (node version 1)`;
+			expect(trigger.credentials.documentWorkflowApi.id).toBe(webhook.credential.id);
 			const triggerV1 = wfV1.nodes.find((n) => n.type === e2e.NODE_TYPES[2]);
-			triggerV1.typeVersion = 1;
-			triggerV1.webhookId = crypto.randomUUID();
-			triggerV1.credentials = {
-				documentWorkflowApi: { id: credIdV1, name: 'Document Workflow API (webhook v1 org)' },
-			};
-			await n8n.importWorkflows([wf, wfV1]);
-			await n8n.activateWorkflow(wf.id);
-			await n8n.activateWorkflow(wfV1.id);
-			await n8n.restart();
+			expect(triggerV1.typeVersion).toBe(1);
+			expect(triggerV1.credentials.documentWorkflowApi.id).toBe(webhook.credentialV1.id);
+			// Both published by (d) and activated by its restart (again at its later start), so no restart
+			// here; should (d) not have got that far, here as before. Each webhook is waited for below
+			// until it answers (400 to a malformed body) before anything is sent to it.
+			if (!webhookActivation.published) await publishWebhooks();
+			if (!webhookActivation.started || !n8n.running) await n8n.restart();
+			else if (!n8n.cookie) await n8n.login();
 			const url = `${n8n.baseUrl}/webhook/${trigger.webhookId}/webhook`;
 			const urlV1 = `${n8n.baseUrl}/webhook/${triggerV1.webhookId}/webhook`;
 			const postTo = (target, body) =>
