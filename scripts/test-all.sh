@@ -3,9 +3,7 @@
 # (scripts/e2e/prepare.sh: Debian packages, the n8n installs, the build; each skipped when there),
 # then the jest tests of both tiers, the e2e suite and the queue-mode suite. Each part prints its
 # duration as a `[timing]` line. TEST_ALL_OVERLAP says which parts run at the same time:
-#   lanes (default)   the e2e suite beside the jest tests, then the queue-mode suite (the two
-#                     lanes take about as long)
-#   suites            the jest tests, then the e2e and queue-mode suites side by side
+#   suites (default)  the jest tests, then the e2e and queue-mode suites side by side
 #   all               all three side by side
 #   none              one after another
 # A part that runs beside another writes its output to $E2E_CACHE/logs/<part>.log, printed whole
@@ -13,14 +11,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/timing.sh
-overlap="${TEST_ALL_OVERLAP:-lanes}"
+overlap="${TEST_ALL_OVERLAP:-suites}"
 logs="${E2E_CACHE:-$PWD/.e2e}/logs"
 mkdir -p "$logs"
 
 unit() { DW_TEST_TIER=all npx jest --ci; }
 e2e() { bash scripts/e2e/ci-e2e.sh; }
 queue() { bash scripts/e2e/ci-queue.sh; }
-unit_then_queue() { timed "test:all unit" unit && timed "test:all queue" queue; }
 
 # parts <name>...: runs the named parts side by side, each into its own log (printed whole when it
 # ends); fails when any failed, after all have ended.
@@ -48,7 +45,6 @@ export E2E_PREPARED=1
 case "$overlap" in
   none) timed "test:all unit" unit; timed "test:all e2e" e2e; timed "test:all queue" queue ;;
   suites) timed "test:all unit" unit; timed "test:all e2e and queue" parts e2e queue ;;
-  lanes) timed "test:all e2e beside unit, then queue" parts e2e unit_then_queue ;;
   all) timed "test:all unit, e2e and queue" parts unit e2e queue ;;
-  *) echo "TEST_ALL_OVERLAP=$overlap: use suites, lanes, all or none" >&2; exit 2 ;;
+  *) echo "TEST_ALL_OVERLAP=$overlap: use suites, all or none" >&2; exit 2 ;;
 esac
