@@ -11,14 +11,7 @@ import { CREDENTIAL_TYPE } from '../shared/credentialType';
 import type { CursorRead, PageReader, ReadOptions } from '../shared/cursorRead';
 import { readEvents, startBefore } from '../shared/cursorRead';
 import type { EventCursor } from '../shared/eventCursor';
-import {
-	compareIds,
-	frontier,
-	isDone,
-	loadCursor,
-	mergeCursors,
-	storeCursor,
-} from '../shared/eventCursor';
+import { frontier, isDone, loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
 import { readEventPage } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
 import type { ReadTiming } from './readPolicy';
@@ -191,7 +184,7 @@ export class WebhookReaders {
 		const newest = cursor && frontier(cursor);
 		const firstLook = trigger.rung;
 		// Every owed id, not just those that rang now: one listed late below the frontier is found.
-		const behind = [...trigger.owed.keys()].some((id) => !!newest && compareIds(id, newest) <= 0);
+		const behind = [...trigger.owed.keys()].some((id) => !!newest && id <= newest);
 		const recheck = !cursor || rechecks(trigger.timing, startedAt, behind);
 		[trigger.rung, trigger.timing.rungAt] = [new Set(), undefined];
 		let read: CursorRead | undefined;
