@@ -35,7 +35,6 @@ interface Delivery {
 	arrivedAt: number;
 	readsBefore: number;
 	events: IDataObject[];
-	done: boolean;
 	/** Started the read in flight, joined it (`wake` ends that wait), or asleep until its next. */
 	state: 'reading' | 'joined' | 'asleep';
 	wake: () => void;
@@ -49,6 +48,7 @@ interface Trigger {
 	/** Ids that rang since the last read started: its first look for them. */
 	rung: Set<string>;
 	timing: ReadTiming;
+	/** The deliveries still held: one leaves it when it is done. */
 	held: Set<Delivery>;
 	read?: Promise<void>;
 	/** Reads started so far: a delivery's `readsBefore` tells which came after it. */
@@ -82,11 +82,10 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
  * waiting for their own next read (a few seconds at most, before their hold ends) stay.
  */
 function makeRoom(trigger: Trigger): boolean {
-	const waiting = [...trigger.held].filter((delivery) => !delivery.done);
-	if (waiting.length < MAX_HELD) return true;
-	const oldest = waiting.find((delivery) => delivery.state === 'joined');
+	if (trigger.held.size < MAX_HELD) return true;
+	const oldest = [...trigger.held].find((delivery) => delivery.state === 'joined');
 	if (!oldest) return false;
-	oldest.done = true;
+	trigger.held.delete(oldest);
 	oldest.wake();
 	return true;
 }
@@ -144,12 +143,12 @@ export class WebhookReaders {
 			if (now - at > settings.overlapMs || trigger.owed.size > MAX_OWED) trigger.owed.delete(id);
 		let wake = () => {};
 		const woken = new Promise<void>((resolve) => (wake = resolve));
-		const done = nextReadAt(trigger.timing, trigger.owed.size) === undefined || !makeRoom(trigger);
 		const [events, readsBefore] = [[], trigger.reads];
-		const delivery: Delivery = { arrivedAt: now, readsBefore, events, done, state: 'asleep', wake };
-		trigger.held.add(delivery);
+		const delivery: Delivery = { arrivedAt: now, readsBefore, events, state: 'asleep', wake };
+		if (nextReadAt(trigger.timing, trigger.owed.size) !== undefined && makeRoom(trigger))
+			trigger.held.add(delivery);
 		try {
-			while (!delivery.done) {
+			while (trigger.held.has(delivery)) {
 				const due = nextReadAt(trigger.timing, trigger.owed.size) ?? Infinity;
 				const until = Math.min(due, delivery.arrivedAt + HOLD_MS);
 				if (trigger.read) {
@@ -160,7 +159,7 @@ export class WebhookReaders {
 					delivery.state = 'reading';
 					trigger.read = this.readOnce(trigger, settings, ctx);
 					await trigger.read.finally(() => (trigger.read = undefined));
-				} else if (due === Infinity || until <= Date.now()) delivery.done = true;
+				} else if (due === Infinity || until <= Date.now()) trigger.held.delete(delivery);
 				else {
 					delivery.state = 'asleep';
 					await sleep(until - Date.now());
@@ -215,10 +214,10 @@ export class WebhookReaders {
 		const [found, owed] = [!!read?.events.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
 		// Every delivery held now waits for this read's end, also those that came while it ran.
-		const waiting = [...trigger.held].filter((delivery) => !delivery.done);
+		const waiting = [...trigger.held];
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read) carrier.events = read.events;
-		for (const delivery of waiting) delivery.done = !staying.includes(delivery);
+		for (const delivery of waiting) if (!staying.includes(delivery)) trigger.held.delete(delivery);
 		// The log tells at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];
