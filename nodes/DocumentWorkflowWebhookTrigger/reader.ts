@@ -186,37 +186,35 @@ export class WebhookReaders {
 		const behind = [...trigger.owed.keys()].some((id) => !!newest && id <= newest);
 		const recheck = !cursor || rechecks(trigger.timing, startedAt, behind);
 		[trigger.rung, trigger.timing.rungAt] = [new Set(), undefined];
-		let read: CursorRead | undefined;
-		let failure: Error | undefined;
+		let read: Partial<CursorRead>;
 		try {
 			const pages = pageReader(ctx);
 			const start = cursor ?? (await startBefore(pages, FRESH_START_LOOK_BACK_MS));
 			const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + READ_MS, recheck };
 			read = await readEvents(pages, start, { ...settings, ...limits });
-			failure = read.failure;
 		} catch (error) {
-			failure = error as Error;
+			read = { failure: error as Error }; // only startBefore throws: readEvents returns its failure
 		}
-		// A copy loaded by a delivery meanwhile (another process's save) is kept.
-		const loaded = trigger.cursor !== cursor && trigger.cursor;
-		if (read) trigger.cursor = loaded ? mergeCursors(read.cursor, loaded) : read.cursor;
+		const failure = read.failure;
+		// A copy loaded by a delivery meanwhile (another process's save) is kept; the read's start adds nothing.
+		if (read.cursor) trigger.cursor = mergeCursors(read.cursor, trigger.cursor ?? read.cursor);
 		for (const id of trigger.owed.keys())
 			if (trigger.cursor && isDone(trigger.cursor, id)) trigger.owed.delete(id);
 		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
 		trigger.timing = {
 			...trigger.timing,
 			lastReadAt: startedAt,
-			lastRequests: read?.requests ?? 1,
+			lastRequests: read.requests ?? 1,
 			listedAll: !failure && unlisted.length === 0,
-			more: !!read && !failure && !read.complete,
+			more: !failure && !read.complete,
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
-		const [found, owed] = [!!read?.events.length, trigger.owed.size];
+		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
 		// Every delivery held now waits for this read's end, also those that came while it ran.
 		const waiting = [...trigger.held];
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
-		if (carrier && read) carrier.events = read.events;
+		if (carrier && read.events) carrier.events = read.events;
 		for (const delivery of waiting) if (!staying.includes(delivery)) trigger.held.delete(delivery);
 		// The log tells at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
