@@ -36,8 +36,7 @@ export function nextReadAt(timing: ReadTiming, owed: number): number | undefined
 		owed > 0 || timing.checkedAt === -Infinity ? timing.lastReadAt + SLOW_GAP_MS : Infinity,
 	);
 	if (wanted === Infinity) return undefined;
-	const requests = Math.min(Math.max(timing.lastRequests, 1), 3);
-	const gap = timing.listedAll ? FAST_GAP_MS : SLOW_GAP_MS * requests;
+	const gap = timing.listedAll ? FAST_GAP_MS : SLOW_GAP_MS * Math.min(timing.lastRequests, 3);
 	return Math.max(wanted, timing.lastReadAt + gap);
 }
 
