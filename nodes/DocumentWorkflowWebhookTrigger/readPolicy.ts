@@ -7,34 +7,26 @@ export const SLOW_GAP_MS = 1000;
 /** A delivery is held at most this long after it arrives (a read in flight is waited for). */
 export const HOLD_MS = 5000;
 
-/** The last read: when it started (local ms), its requests, whether it listed every id that rang for it and stopped at its limits (`more`); when the first id rang since; when a read last went over what was read before (-Infinity: none in this process). */
-export interface ReadTiming {
-	lastReadAt: number;
-	lastRequests: number;
-	listedAll: boolean;
-	more: boolean;
-	rungAt?: number;
-	checkedAt: number;
-}
+/** The last read: when it started (local ms), its requests, whether it listed every id that rang for it and stopped at its limits (`more`); when the first id rang since (Infinity: none); when a read last went over what was read before (-Infinity: none in this process). */
+export type ReadTiming = ReturnType<typeof firstTiming>;
 
-export const firstTiming = (): ReadTiming => ({
+export const firstTiming = () => ({
 	lastReadAt: -Infinity,
 	lastRequests: 1,
 	listedAll: true,
 	more: false,
+	rungAt: Infinity,
 	checkedAt: -Infinity,
 });
 
 /** When the next read is due; undefined when nothing calls for one. */
 export function nextReadAt(timing: ReadTiming, owed: number): number | undefined {
-	const wanted = Math.min(
-		// New ids are read for at once (what a delivery brings is saved after its read: the sooner the
-		// safer); those that ring during a read wait for the gap, so a burst shares its reads.
-		timing.rungAt ?? Infinity,
-		timing.more ? -Infinity : Infinity,
-		// Ids still owed are looked for again a second later; a process's first delivery always reads.
-		owed > 0 || timing.checkedAt === -Infinity ? timing.lastReadAt + SLOW_GAP_MS : Infinity,
-	);
+	// New ids are read for at once (what a delivery brings is saved after its read: the sooner the
+	// safer); those that ring during a read wait for the gap, so a burst shares its reads. Ids still
+	// owed are looked for again a second later; a process's first delivery always reads.
+	const again =
+		owed > 0 || timing.checkedAt === -Infinity ? timing.lastReadAt + SLOW_GAP_MS : Infinity;
+	const wanted = timing.more ? -Infinity : Math.min(timing.rungAt, again);
 	if (wanted === Infinity) return undefined;
 	const gap = timing.listedAll ? FAST_GAP_MS : SLOW_GAP_MS * Math.min(timing.lastRequests, 3);
 	return Math.max(wanted, timing.lastReadAt + gap);

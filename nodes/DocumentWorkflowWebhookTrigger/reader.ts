@@ -136,7 +136,7 @@ export class WebhookReaders {
 			if (trigger.cursor && isDone(trigger.cursor, id)) continue;
 			trigger.owed.set(id, now);
 			trigger.rung.add(id);
-			trigger.timing.rungAt ??= now;
+			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
 		}
 		// Ids past the overlap window since their delivery will never be listed; and the map is bounded.
 		for (const [id, at] of trigger.owed)
@@ -185,7 +185,7 @@ export class WebhookReaders {
 		// Every owed id, not just those that rang now: one listed late below the frontier is found.
 		const behind = [...trigger.owed.keys()].some((id) => !!newest && id <= newest);
 		const recheck = !cursor || rechecks(trigger.timing, startedAt, behind);
-		[trigger.rung, trigger.timing.rungAt] = [new Set(), undefined];
+		[trigger.rung, trigger.timing.rungAt] = [new Set(), Infinity];
 		let read: Partial<CursorRead>;
 		try {
 			const pages = pageReader(ctx);
