@@ -132,8 +132,7 @@ export class WebhookReaders {
 		if (loaded) trigger.cursor = trigger.cursor ? mergeCursors(trigger.cursor, loaded) : loaded;
 		for (const [id, at] of Object.entries(loaded?.owed ?? {}))
 			trigger.owed.set(id, Math.min(at, trigger.owed.get(id) ?? at));
-		for (const id of ids.filter((id) => !trigger.owed.has(id))) {
-			if (trigger.cursor && isDone(trigger.cursor, id)) continue;
+		for (const id of ids.filter((id) => !trigger.owed.has(id) && !isDone(trigger.cursor, id))) {
 			trigger.owed.set(id, now);
 			trigger.rung.add(id);
 			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
@@ -198,8 +197,7 @@ export class WebhookReaders {
 		const failure = read.failure;
 		// A copy loaded by a delivery meanwhile (another process's save) is kept; the read's start adds nothing.
 		if (read.cursor) trigger.cursor = mergeCursors(read.cursor, trigger.cursor ?? read.cursor);
-		for (const id of trigger.owed.keys())
-			if (trigger.cursor && isDone(trigger.cursor, id)) trigger.owed.delete(id);
+		for (const id of trigger.owed.keys()) if (isDone(trigger.cursor, id)) trigger.owed.delete(id);
 		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
 		trigger.timing = {
 			...trigger.timing,

@@ -62,8 +62,8 @@ export function oldestKnownMs(cursor: EventCursor): number {
 	return cursor.afterCreatedOnMs ?? times.reduce((min, ms) => (min < ms ? min : ms), NaN);
 }
 
-export const isDone = (cursor: EventCursor, id: string): boolean =>
-	(cursor.after !== null && compareIds(id, cursor.after) <= 0) || id in cursor.listed;
+export const isDone = (cursor: EventCursor | undefined, id: string): boolean =>
+	!!cursor && (id <= (cursor.after ?? '') || id in cursor.listed);
 
 /** Moves `after` over (`after`, `upTo`] (null: all listed), read in one go from API time `sinceMs` on. */
 export function moveAfter(
