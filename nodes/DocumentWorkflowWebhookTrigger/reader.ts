@@ -14,7 +14,6 @@ import type { EventCursor } from '../shared/eventCursor';
 import { frontier, isDone, loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
 import { readEventPage } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
-import type { ReadTiming } from './readPolicy';
 import { HOLD_MS, READ_MS, afterRead, firstTiming, nextReadAt, rechecks } from './readPolicy';
 
 /** A trigger without a cursor starts at the newest event created this long before (n8n routes deliveries a moment before activation ends). */
@@ -40,21 +39,21 @@ interface Delivery {
 	wake: () => void;
 }
 
-interface Trigger {
+class Trigger {
 	/** The newest cursor this process knows: what requests loaded, merged with what its reads found. */
 	cursor?: EventCursor;
 	/** Delivered ids not done yet → when delivered (local ms); saved with the cursor, so a restart keeps them. */
-	owed: Map<string, number>;
+	owed = new Map<string, number>();
 	/** Ids that rang since the last read started: its first look for them. */
-	rung: Set<string>;
-	timing: ReadTiming;
+	rung = new Set<string>();
+	timing = firstTiming();
 	/** The deliveries still held: one leaves it when it is done. */
-	held: Set<Delivery>;
+	held = new Set<Delivery>();
 	read?: Promise<void>;
 	/** Reads started so far: a delivery's `readsBefore` tells which came after it. */
-	reads: number;
-	/** Counts for the log lines, written at most once a minute. */
-	report: { notListed: number; example?: string; failures: number; failure?: string; at: number };
+	reads = 0;
+	/** Counts for the log lines, written at most once a minute; an example or a failure is read only with its count. */
+	report = { notListed: 0, example: '', failures: 0, failure: '', at: -Infinity };
 }
 
 /** The key of one trigger's state: the same for its deliveries and its activation hook. */
@@ -119,14 +118,7 @@ export class WebhookReaders {
 
 	/** The events this delivery emits (all one read found, when it carries that read), lowest id first; whether ids it brought are still owed. */
 	async receive(ctx: IWebhookFunctions, ids: string[], settings: TriggerSettings) {
-		const trigger = this.triggers.getOrCreate(triggerKey(ctx), () => ({
-			owed: new Map(),
-			rung: new Set(),
-			timing: firstTiming(),
-			held: new Set(),
-			reads: 0,
-			report: { notListed: 0, failures: 0, at: -Infinity },
-		}));
+		const trigger = this.triggers.getOrCreate(triggerKey(ctx), () => new Trigger());
 		const loaded = loadCursor(ctx);
 		const now = Date.now();
 		if (loaded) trigger.cursor = trigger.cursor ? mergeCursors(trigger.cursor, loaded) : loaded;
@@ -227,6 +219,6 @@ export class WebhookReaders {
 		const meta = { workflowId: ctx.getWorkflow().id };
 		if (report.notListed > 0) ctx.logger?.warn(notListed, meta);
 		if (report.failures > 0) ctx.logger?.error(failed, meta);
-		trigger.report = { notListed: 0, failures: 0, at: Date.now() };
+		trigger.report = { ...report, notListed: 0, failures: 0, at: Date.now() };
 	}
 }
