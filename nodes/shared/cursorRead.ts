@@ -9,6 +9,7 @@ import {
 	compareIds,
 	createdOnMs,
 	frontier,
+	idOf,
 	isDone,
 	moveAfter,
 	oldestKnownMs,
@@ -44,8 +45,6 @@ export interface CursorRead {
 	apiTimeMs: number;
 	failure?: Error;
 }
-
-const idOf = (event: IDataObject) => String(event.id).toLowerCase();
 
 /** A lower bound of the API's clock when it answered: its `Date` (less the round trip), or the newest event listed. */
 export function timeOf(page: EventPage): number {

@@ -39,16 +39,16 @@ export const COPIES_KEY = 'documentWorkflowTriggerCursors';
 
 /** Ids compare as the API compares them for `after`: as text (time-ordered UUIDs, lower-cased as read). */
 export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+export const idOf = (event: IDataObject): string => String(event.id).toLowerCase();
 
 export const createdOnMs = (event: IDataObject): number | null =>
 	Date.parse(String(event.createdOn)) || null;
 
 export function startingAfter(event: IDataObject | null, listed: IDataObject[] = []): EventCursor {
-	const entries = listed.map((entry) => [String(entry.id).toLowerCase(), createdOnMs(entry)]);
 	return {
-		after: event ? String(event.id).toLowerCase() : null,
+		after: event ? idOf(event) : null,
 		afterCreatedOnMs: event ? createdOnMs(event) : null,
-		listed: Object.fromEntries(entries) as EventCursor['listed'],
+		listed: Object.fromEntries(listed.map((entry) => [idOf(entry), createdOnMs(entry)] as const)),
 	};
 }
 
