@@ -1,13 +1,10 @@
 /**
  * The cursor both triggers keep on the API's event list, and where it is kept; pure (the reads:
- * `cursorRead.ts`). Ids reflect creation, not commit, time (api-spec, "List events"): an event can
- * be listed later below one already read, so the recent past is gone over again. By eye:
+ * `cursorRead.ts`; why it holds: docs/polling-trigger.md, "How the cursor works"). Ids reflect
+ * creation, not commit, time (api-spec, "List events"): an event can be listed later below one
+ * already read, so the recent past is gone over again. By eye:
  * - `after`: every event with an id at or below it is done (emitted, or not of the chosen types);
  * - `listed`: every event the API listed after `after` (all types), each done, with `createdOn`.
- * `after` moves only over a stretch read in one go from it, starting at API time S (a lower bound
- * of the API's clock), to the newest event there created before S − overlap: all those were
- * committed by S, so listed (`moveAfter`). `listed` holds about one overlap window. Counting tells
- * whether any event entered (events only enter the list, within its 7 days).
  */
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
@@ -65,7 +62,7 @@ export function oldestKnownMs(cursor: EventCursor): number {
 export const isDone = (cursor: EventCursor | undefined, id: string): boolean =>
 	!!cursor && (id <= (cursor.after ?? '') || id in cursor.listed);
 
-/** Moves `after` over (`after`, `upTo`] (null: all listed), read in one go from API time `sinceMs` on. */
+/** Moves `after` over (`after`, `upTo`] (null: all listed), read in one go from API time `sinceMs` (a lower bound of its clock) on, to the newest event there created before `sinceMs` − overlap: all those were committed by `sinceMs`, so listed. */
 export function moveAfter(
 	cursor: EventCursor,
 	upTo: string | null,
