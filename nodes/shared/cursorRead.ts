@@ -174,17 +174,11 @@ async function newestPage(read: PageReader): Promise<{ page: EventPage; number: 
  */
 export async function anchorAtNewest(read: PageReader, options: Omit<ReadOptions, 'recheck'>) {
 	const { page } = await newestPage(read);
-	const anchored = moveAfter(
-		startingAfter(null, page.events),
-		null,
-		timeOf(page),
-		options.overlapMs,
-	);
+	const { overlapMs } = options;
+	const anchored = moveAfter(startingAfter(null, page.events), null, timeOf(page), overlapMs);
 	if (anchored.after !== null || page.pages <= 1) return anchored;
-	const anchor = await readEvents(read, await startBefore(read, options.overlapMs), {
-		...options,
-		recheck: false,
-	});
+	const lookBack = await startBefore(read, overlapMs);
+	const anchor = await readEvents(read, lookBack, { ...options, recheck: false });
 	if (anchor.failure) throw anchor.failure;
 	return anchor.cursor;
 }
