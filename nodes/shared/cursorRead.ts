@@ -37,14 +37,7 @@ export interface ReadOptions {
 }
 
 /** New events of the chosen types, lowest id first, with the cursor to store with them (or not at all); whether the read reached the end of the list; the newest API time it saw (-Infinity: none); a failure after what was read before it. */
-export interface CursorRead {
-	events: IDataObject[];
-	cursor: EventCursor;
-	complete: boolean;
-	requests: number;
-	apiTimeMs: number;
-	failure?: Error;
-}
+export type CursorRead = Awaited<ReturnType<typeof readEvents>>;
 
 /** A lower bound of the API's clock when it answered: its `Date` (less the round trip), or the newest event listed. */
 export function timeOf(page: EventPage): number {
@@ -80,11 +73,7 @@ async function inPlace(ask: PageReader, after: string | null, ids: string[], pag
  * from `maxEvents`), so a trigger catching up emits some every read. Pages by key (each after the
  * last id read), so events committed or expired meanwhile hide none and list none twice.
  */
-export async function readEvents(
-	read: PageReader,
-	cursor: EventCursor,
-	options: ReadOptions,
-): Promise<CursorRead> {
+export async function readEvents(read: PageReader, cursor: EventCursor, options: ReadOptions) {
 	const events: IDataObject[] = [];
 	let [requests, apiTimeMs, listed, complete] = [0, -Infinity, 0, false];
 	let failure: Error | undefined;
