@@ -1,7 +1,7 @@
 /**
  * The webhook trigger's reads in one n8n process, shaped as n8n's `ConnectionPoolManager`: one
- * instance, a bounded map of triggers keyed by a hash (credential id, workflow, node, mode: no
- * secret), one read in flight per trigger that deliveries join. When: `readPolicy.ts`.
+ * instance, a bounded map of triggers, one read in flight per trigger that deliveries join.
+ * When: `readPolicy.ts`. Why: README.md.
  */
 import { createHash } from 'node:crypto';
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
@@ -19,11 +19,9 @@ import { HOLD_MS, READ_MS, afterRead, firstTiming, nextReadAt, rechecks } from '
 /** A trigger without a cursor starts at the newest event created this long before (n8n routes deliveries a moment before activation ends). */
 export const FRESH_START_LOOK_BACK_MS = 60_000;
 export const MAX_TRIGGERS = 100;
-/** Deliveries held per trigger; a newer one may take the place of one waiting for the read in flight (`makeRoom`). */
 export const MAX_HELD = 8;
 /** Owed ids kept per trigger; beyond it the oldest is let go (a later read still emits its event). */
 export const MAX_OWED = 1000;
-/** One read lists at most this many events; the rest comes with the next. */
 const MAX_EVENTS_PER_READ = 2000;
 const READ_TIMEOUT_MS = 30_000;
 const REPORT_EVERY_MS = 60_000;
@@ -56,7 +54,7 @@ class Trigger {
 	report = { notListed: 0, example: '', failures: 0, failure: '', at: -Infinity };
 }
 
-/** The key of one trigger's state: the same for its deliveries and its activation hook. */
+/** The key of one trigger's state: the same for its deliveries and its activation hook; a hash, with no secret in it. */
 export function triggerKey(ctx: IWebhookFunctions | IHookFunctions): string {
 	const { id, credentials } = ctx.getNode();
 	const url = ctx.getMode() === 'manual' ? 'test' : 'production';
@@ -75,10 +73,9 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 }
 
 /**
- * Whether a new delivery may be held. Past MAX_HELD, the oldest of those waiting for the read in
- * flight ends and the newcomer takes its place: it is the likeliest to carry events listed since,
- * and a read waiting out a 429 holds every delivery that came meanwhile, past its hold. Those
- * waiting for their own next read (a few seconds at most, before their hold ends) stay.
+ * Whether a new delivery may be held. Past MAX_HELD the oldest one waiting for the read in flight
+ * (held past its hold while the read waits out a 429) gives its place to the newcomer, likeliest to
+ * carry events listed since; those asleep until their own next read (seconds away) stay.
  */
 function makeRoom(trigger: Trigger): boolean {
 	if (trigger.held.size < MAX_HELD) return true;
