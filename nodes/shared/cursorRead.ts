@@ -59,11 +59,9 @@ const pageOrNone = async (read: PageReader, query: EventQuery): Promise<EventPag
  */
 async function inPlace(ask: PageReader, after: string | null, ids: string[], page: number) {
 	const answer = await pageOrNone(ask, { after, page });
-	let count = (page - 1) * MAX_PAGE_SIZE;
-	for (const event of answer.events)
-		if (count < ids.length && idOf(event) === ids[count]) count++;
-		else break;
-	return { answer, count };
+	const first = (page - 1) * MAX_PAGE_SIZE;
+	const off = answer.events.findIndex((event, i) => idOf(event) !== ids[first + i]);
+	return { answer, count: first + (off < 0 ? answer.events.length : off) };
 }
 
 /**
