@@ -53,9 +53,8 @@ const pageOrNone = async (read: PageReader, query: EventQuery): Promise<EventPag
 	});
 
 /**
- * Counting instead of reading: page P (of 100) after `after` holds the listed ids at its positions
- * exactly when nothing entered before them (events are only added). How many of `ids` are in
- * place up to its end, given the pages before are.
+ * Counting instead of reading: how many of `ids` page P after `after` holds at their places, given
+ * the pages before hold theirs; all exactly when no event entered before them (events only enter).
  */
 async function inPlace(ask: PageReader, after: string | null, ids: string[], page: number) {
 	const answer = await pageOrNone(ask, { after, page });
@@ -66,10 +65,9 @@ async function inPlace(ask: PageReader, after: string | null, ids: string[], pag
 
 /**
  * The events after the cursor not done yet, and its next state. With `recheck` it also goes over
- * what was read before (events committed late), counting first: one request when nothing entered,
- * a binary search for where something did. New events come first (the few read before count apart
- * from `maxEvents`), so a trigger catching up emits some every read. Pages by key (each after the
- * last id read), so events committed or expired meanwhile hide none and list none twice.
+ * what was read before (events committed late), counting first (`inPlace`). New events come first
+ * (the few read before count apart from `maxEvents`), so a trigger catching up emits some every
+ * read. Pages by key, so events committed or expired meanwhile hide none and list none twice.
  */
 export async function readEvents(read: PageReader, cursor: EventCursor, options: ReadOptions) {
 	const events: IDataObject[] = [];
@@ -172,8 +170,7 @@ export async function anchorAtNewest(read: PageReader, options: Omit<ReadOptions
 
 /**
  * A cursor at the newest event created before (the API's now − `lookBackMs`), so the next read
- * emits every event created since: the newest page, else a binary search over the others, then on
- * by key to the exact place.
+ * emits every event created since: on the newest page, else by a binary search, then on by key.
  */
 export async function startBefore(read: PageReader, lookBackMs: number): Promise<EventCursor> {
 	const newest = await newestPage(read);
