@@ -1,8 +1,7 @@
 /**
  * The cursor both triggers keep on the API's event list, and where it is kept; pure (the reads:
- * `cursorRead.ts`; why it holds: docs/polling-trigger.md, "How the cursor works"). Ids reflect
- * creation, not commit, time (api-spec, "List events"): an event can be listed later below one
- * already read, so the recent past is gone over again. By eye:
+ * `cursorRead.ts`; why it holds: docs/polling-trigger.md). Ids reflect creation, not commit, time
+ * (api-spec, "List events"): an event can be listed later below one already read, hence two parts:
  * - `after`: every event with an id at or below it is done (emitted, or not of the chosen types);
  * - `listed`: every event the API listed after `after` (all types), each done, with `createdOn`.
  */
