@@ -24,9 +24,9 @@ export function nextReadAt(timing: ReadTiming, owed: number): number | undefined
 	// New ids are read for at once (what a delivery brings is saved after its read: the sooner the
 	// safer); those that ring during a read wait for the gap, so a burst shares its reads. Ids still
 	// owed are looked for again a second later; a process's first delivery always reads.
-	const again =
+	const lookAgainAt =
 		owed > 0 || timing.checkedAt === -Infinity ? timing.lastReadAt + SLOW_GAP_MS : Infinity;
-	const wanted = timing.more ? -Infinity : Math.min(timing.rungAt, again);
+	const wanted = timing.more ? -Infinity : Math.min(timing.rungAt, lookAgainAt);
 	if (wanted === Infinity) return undefined;
 	const gap = timing.listedAll ? FAST_GAP_MS : SLOW_GAP_MS * Math.min(timing.lastRequests, 3);
 	return Math.max(wanted, timing.lastReadAt + gap);
