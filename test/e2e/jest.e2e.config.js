@@ -9,7 +9,7 @@
  *   E2E_N8N=2,1          n8n lines to test (default both)
  *   E2E_SKIP_BUILD=1     pack the current dist/ without `npm run build`
  *   E2E_BROWSER=0        skip the browser test
- *   E2E_WORKERS=<n>      how many files at once (default 4; 1 = one after another)
+ *   E2E_WORKERS=<n>      how many files at once (default 5; 1 = one after another)
  */
 const path = require('node:path');
 
@@ -24,8 +24,10 @@ module.exports = {
 	globalSetup: '<rootDir>/test/e2e/global-setup.js',
 	testSequencer: '<rootDir>/test/e2e/sequencer.js',
 	// Most of an e2e file's time is spent waiting for n8n's poll schedule (every minute), so files
-	// overlap well even on 2 cores (measured: docs/development.md).
-	maxWorkers: Number(process.env.E2E_WORKERS || 4),
+	// overlap well even on 2 cores (measured: docs/development.md). Five: the five long files
+	// start together, so no long file waits for another to end (with four, two of them ran one
+	// after the other and set the suite's length).
+	maxWorkers: Number(process.env.E2E_WORKERS || 5),
 	testTimeout: 15 * 60 * 1000,
 	verbose: true,
 	// Each file's duration as a `[timing]` line (scripts/timings.js reads them from the CI log).
