@@ -27,7 +27,7 @@ export const DEFAULT_OVERLAP_MINUTES = 5;
 /** Near the end of the API's 7 days, events leaving the list move positions: nothing is counted there. */
 const COUNTABLE_MS = (7 * 24 - 1) * 60 * 60 * 1000;
 
-/** A read lists at most `maxEvents` (the rest comes with the next) and asks for no page after `until` (local ms); with `recheck` it goes over what was read before, for events committed late (every poll does). */
+/** A read lists at most `maxEvents` events not listed before (the rest comes with the next) and asks for no page after `until` (local ms); with `recheck` it goes over what was read before, for events committed late (every poll does). */
 export interface ReadOptions {
 	filter: EventFilter;
 	overlapMs: number;
@@ -65,14 +65,14 @@ async function inPlace(ask: PageReader, after: string | null, ids: string[], pag
 
 /**
  * The events after the cursor not done yet, and its next state. With `recheck` it also goes over
- * what was read before (events committed late), counting first (`inPlace`). New events come first
- * (the few read before count apart from `maxEvents`), so a trigger catching up emits some every
- * read; then what can be let go, and the rest once caught up. Pages by key, so events committed or
- * expired meanwhile hide none and list none twice.
+ * what was read before (events committed late), counting first (`inPlace`); where something
+ * entered, what can be let go first, in at most half the time, then new events, so a trigger
+ * catching up emits some every read, and the rest once caught up. Pages by key, so events
+ * committed or expired meanwhile hide none and list none twice.
  */
 export async function readEvents(read: PageReader, cursor: EventCursor, options: ReadOptions) {
 	const events: IDataObject[] = [];
-	let [requests, apiTimeMs, listed, complete] = [0, -Infinity, 0, false];
+	let [requests, apiTimeMs, added, complete] = [0, -Infinity, 0, false];
 	let failure: Error | undefined;
 	const ask: PageReader = async (query) => {
 		requests++;
@@ -81,26 +81,29 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		return page;
 	};
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
-	/** Reads on from `from` (`known` of the ids after it done) until `until`; with `sinceMs` (all up to `from` was in place then) `after` moves over it. */
+	/** Reads on from `from` until `until`, or until it has gone over `known` ids done before; with `sinceMs` (all up to `from` was in place then) `after` moves over it. */
 	const forward = async (
 		from: string | null,
 		stretch: { sinceMs?: number; known?: number; until?: number } = {},
 	) => {
-		const { known = 0, until = options.until } = stretch;
-		let [after, done, sinceMs] = [from, false, stretch.sinceMs ?? NaN];
+		const { known = Infinity, until = options.until } = stretch;
+		let [after, done, sinceMs, goneOver] = [from, false, stretch.sinceMs ?? NaN, 0];
 		try {
-			for (let pages = 0; !done; pages++) {
-				const room = options.maxEvents + known - listed;
+			for (let pages = 0; !done && goneOver < known; pages++) {
+				const room = options.maxEvents - added;
 				if (room <= 0 || (requests > 0 && Date.now() >= until)) break;
 				const page = await ask({ after, page: 1, pageSize: Math.min(MAX_PAGE_SIZE, room) });
 				if (pages === 0 && from === cursor.after && Number.isNaN(sinceMs)) sinceMs = timeOf(page);
 				for (const event of page.events) {
 					const id = idOf(event);
 					if (after !== null && compareIds(id, after) <= 0) continue;
-					[after, listed] = [id, listed + 1];
-					if (isDone(next, id)) continue;
-					next.listed[id] = createdOnMs(event);
-					if (matches(options.filter, event)) events.push(event);
+					after = id;
+					if (isDone(next, id)) goneOver++;
+					else {
+						added++;
+						next.listed[id] = createdOnMs(event);
+						if (matches(options.filter, event)) events.push(event);
+					}
 				}
 				done = page.events.length === 0 || !(page.full || page.count > page.listed);
 			}
@@ -114,8 +117,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		const ids = Object.keys(cursor.listed).sort();
 		const newest = frontier(cursor);
 		if (!options.recheck) complete = await forward(newest);
-		else if (ids.length < MAX_PAGE_SIZE)
-			complete = await forward(cursor.after, { known: ids.length });
+		else if (ids.length < MAX_PAGE_SIZE) complete = await forward(cursor.after);
 		else {
 			const pages = Math.ceil(ids.length / MAX_PAGE_SIZE);
 			const last = await inPlace(ask, cursor.after, ids, pages);
@@ -125,12 +127,6 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 				next = moveAfter(next, null, sinceMs, options.overlapMs);
 				complete = last.answer.count === ids.length || (await forward(newest, { sinceMs }));
 			} else {
-				// What `after` could move over now (created before sinceMs − overlap) is read again after the
-				// new events, which then take at most half the time: `listed` stays about one overlap window
-				// while a trigger catches up, however slow the machine.
-				const isOld = (id: string) => (cursor.listed[id] ?? Infinity) < sinceMs - options.overlapMs;
-				const half = ids.some(isOld) ? (Date.now() + options.until) / 2 : options.until;
-				const caughtUp = await forward(newest, { until: half });
 				// The first page not all in place holds the first place something entered.
 				let firstOff = countable ? last.count : 0;
 				for (let low = 1, high = countable ? pages : 1; low < high; ) {
@@ -141,8 +137,15 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 				}
 				const upTo = firstOff > 0 ? ids[firstOff - 1] : cursor.after;
 				if (firstOff > 0) next = moveAfter(next, upTo, sinceMs, options.overlapMs);
-				const known = ids.slice(firstOff).filter(isOld).length;
-				complete = (await forward(upTo, { sinceMs, known })) && caughtUp;
+				// First, in at most half the time, what `after` could move over now, with the late events in
+				// it (so `listed` stays one overlap window while catching up, on any machine); then new events.
+				const limit = sinceMs - options.overlapMs;
+				const old = ids.slice(firstOff).filter((id) => (cursor.listed[id] ?? Infinity) < limit);
+				const half = (Date.now() + options.until) / 2;
+				if (old.length > 0) await forward(upTo, { sinceMs, known: old.length, until: half });
+				const caughtUp = await forward(newest);
+				const resume = compareIds(next.after ?? '', upTo ?? '') > 0 ? next.after : upTo;
+				complete = caughtUp && (await forward(resume, { sinceMs }));
 			}
 		}
 	} catch (error) {

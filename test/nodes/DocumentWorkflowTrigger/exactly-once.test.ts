@@ -88,11 +88,13 @@ async function simulate(
 			host.restart();
 			report.restarts++;
 		}
-		// A poll fails half-way: the read limit lets 1-4 pages through, then answers 429 with a Retry-After of minutes.
+		// A poll fails half-way: the read limit lets 1-8 requests through, then answers 429 with a
+		// Retry-After of minutes (a poll that finds something entered counts and goes over what it
+		// read before first: a few requests before the new events).
 		const halfWay = !quiet && rand() < 0.12;
 		if (halfWay)
 			await env.sandbox.control.setRateLimits({
-				reads: { limit: 1 + Math.floor(rand() * 4), windowMs: 10 * MINUTE },
+				reads: { limit: 1 + Math.floor(rand() * 8), windowMs: 10 * MINUTE },
 			});
 		// Now and then a short 429 that the poll waits out (1 s of real time each).
 		if (!quiet && rand() < 0.03)
