@@ -46,14 +46,15 @@ export const READ_MS = 10_000;
  * asleep until its next read would notice only then); while ids are owed or more is listed, the
  * latest of the others stays as the holder. The rest stay until a read since their arrival looked
  * for their ids (or after a failed read), within `HOLD_MS` of their arrival, or `RULE_MS` for one
- * that came during this read (else a long read answers it unread). A read that stopped at
- * `READ_MS` keeps its holder for the next, the rule's time after that (a backlog at a slow API).
+ * that came during this read (else a long read answers it unread). A read that stopped at its
+ * bound keeps its holder for the next, `READ_MS` + `RULE_MS` after it came (a backlog at a slow
+ * API). `staying` maps each delivery that stays to when its hold ends.
  */
 export function afterRead<T extends { arrivedAt: number; readsBefore: number; state: string }>(
 	waiting: T[],
 	read: { index: number; failed: boolean; found: boolean; owed: number; more: boolean },
 	now: number,
-): { carrier?: T; staying: T[] } {
+): { carrier?: T; staying: Map<T, number> } {
 	const byArrival = [...waiting].sort((a, b) => a.arrivedAt - b.arrivedAt);
 	const carrier = read.found ? byArrival.find(({ state }) => state !== 'asleep') : undefined;
 	const others = byArrival.filter((delivery) => delivery !== carrier);
@@ -63,8 +64,8 @@ export function afterRead<T extends { arrivedAt: number; readsBefore: number; st
 		if (delivery.readsBefore >= read.index) return RULE_MS; // came during this read
 		return delivery === holder || read.failed ? HOLD_MS : 0;
 	};
-	return {
-		carrier,
-		staying: others.filter((delivery) => now < delivery.arrivedAt + holdFor(delivery)),
-	};
+	const ends = others.map(
+		(delivery) => [delivery, delivery.arrivedAt + holdFor(delivery)] as const,
+	);
+	return { carrier, staying: new Map(ends.filter(([, end]) => now < end)) };
 }

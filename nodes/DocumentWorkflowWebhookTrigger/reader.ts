@@ -30,6 +30,8 @@ export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
 interface Delivery {
 	arrivedAt: number;
+	/** Answered then at the latest, unless a read is in flight: HOLD_MS after it came, until a read's `afterRead` keeps it longer. */
+	holdUntil?: number;
 	readsBefore: number;
 	events: IDataObject[];
 	/** Started the read in flight, joined it (`wake` ends that wait), or asleep until its next. */
@@ -138,7 +140,7 @@ export class WebhookReaders {
 		try {
 			while (trigger.held.has(delivery)) {
 				const due = nextReadAt(trigger.timing, trigger.owed.size) ?? Infinity;
-				const until = Math.min(due, delivery.arrivedAt + HOLD_MS);
+				const until = Math.min(due, delivery.holdUntil ?? delivery.arrivedAt + HOLD_MS);
 				if (trigger.read) {
 					delivery.state = 'joined';
 					await Promise.race([trigger.read, woken]);
@@ -172,7 +174,7 @@ export class WebhookReaders {
 		const firstLook = trigger.rung;
 		// Every owed id, not just those that rang now: one listed late below the frontier is found.
 		const behind = [...trigger.owed.keys()].some((id) => !!newest && id <= newest);
-		const recheck = !cursor || rechecks(trigger.timing, startedAt, behind);
+		const recheck = rechecks(trigger.timing, startedAt, behind);
 		[trigger.rung, trigger.timing.rungAt] = [new Set(), Infinity];
 		let read: Partial<CursorRead>;
 		try {
@@ -202,7 +204,8 @@ export class WebhookReaders {
 		const waiting = [...trigger.held];
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;
-		for (const delivery of waiting) if (!staying.includes(delivery)) trigger.held.delete(delivery);
+		for (const [delivery, holdUntil] of staying) delivery.holdUntil = holdUntil;
+		trigger.held = new Set(staying.keys());
 		// The log tells at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];

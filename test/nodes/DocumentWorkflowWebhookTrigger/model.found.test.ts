@@ -158,3 +158,19 @@ test(`an owed event listed late below the newest id read comes out with the next
 		step.wait(20_000),
 	]);
 }, 60_000);
+
+test(`a delivery kept to read on after a read that stopped at its bound stays for its whole hold, not only five seconds from its arrival: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// Found by a cold reading of reader.ts. 5,000 events wait unread (their deliveries came while
+	// n8n was down). A forged delivery reads the first 2,000; another, and the genuine delivery of
+	// a new event 0.8 s in, wait for the next read, due 3 s on (a read of 20 pages that did not
+	// list every id rung). It stops at 2,000 again: the forged one carries them, the genuine one
+	// is kept to read on, for up to 20 s. It left 5 s after it arrived, before the next read was
+	// due, and its event waited for some later delivery.
+	const setup = { ...quietApi, events: [], api: { ...quietApi.api, latencyMs: 0 } };
+	await checkWebhookHistory('deliveries', setup, [
+		...Array.from({ length: 5 }, () => step.burst(1000, 0)),
+		step.restart(10_800_000),
+		step.create({ type: 0, lateMs: 0, deliveries: [800] }),
+		step.forged('now', 400, 400),
+	]);
+}, 60_000);
