@@ -128,9 +128,12 @@ export class WebhookReaders {
 			trigger.rung.add(id);
 			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
 		}
-		// Ids past the overlap window since their delivery will never be listed; and the map is bounded.
+		// An id past the overlap window since its delivery will never be listed (but may have been since the last read: one more read); the map is bounded.
 		for (const [id, at] of trigger.owed)
-			if (now - at > settings.overlapMs || trigger.owed.size > MAX_OWED) trigger.owed.delete(id);
+			if (now - at > settings.overlapMs || trigger.owed.size > MAX_OWED) {
+				trigger.owed.delete(id);
+				trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
+			}
 		let wake = () => {};
 		const woken = new Promise<void>((resolve) => (wake = resolve));
 		const [events, readsBefore] = [[], trigger.reads];
@@ -194,18 +197,19 @@ export class WebhookReaders {
 			...trigger.timing,
 			lastReadAt: startedAt,
 			lastRequests: read.requests ?? 1,
-			listedAll: !failure && unlisted.length === 0,
+			// A look again with nothing new rung lists all only if nothing stays owed (forged ids pace it).
+			listedAll: !failure && (firstLook.size > 0 ? unlisted.length === 0 : trigger.owed.size === 0),
 			more: !failure && !read.complete,
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
 		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
-		// Every delivery held now waits for this read's end, also those that came while it ran.
+		// Every delivery held waits for this read's end, also those that came meanwhile; one asleep until its next read stays held (counted) until it wakes.
 		const waiting = [...trigger.held];
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;
 		for (const [delivery, holdUntil] of staying) delivery.holdUntil = holdUntil;
-		trigger.held = new Set(staying.keys());
+		trigger.held = new Set(waiting.filter((d) => d.state === 'asleep' || staying.has(d)));
 		// The log tells at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];
