@@ -34,8 +34,8 @@ interface Delivery {
 	holdUntil?: number;
 	readsBefore: number;
 	events: IDataObject[];
-	/** Started the read in flight, joined it (`wake` ends that wait), or asleep until its next. */
-	state: 'reading' | 'joined' | 'asleep';
+	/** Started the read in flight, joined it (`wake` ends that wait), asleep until its next, or let go asleep (it leaves as it wakes). */
+	state: 'reading' | 'joined' | 'asleep' | 'leaving';
 	wake: () => void;
 }
 
@@ -141,7 +141,7 @@ export class WebhookReaders {
 		if (nextReadAt(trigger.timing, trigger.owed.size) !== undefined && makeRoom(trigger))
 			trigger.held.add(delivery);
 		try {
-			while (trigger.held.has(delivery)) {
+			while (trigger.held.has(delivery) && delivery.state !== 'leaving') {
 				const due = nextReadAt(trigger.timing, trigger.owed.size) ?? Infinity;
 				const until = Math.min(due, delivery.holdUntil ?? delivery.arrivedAt + HOLD_MS);
 				if (trigger.read) {
@@ -172,8 +172,7 @@ export class WebhookReaders {
 
 	private async readOnce(trigger: Trigger, settings: TriggerSettings, ctx: IWebhookFunctions) {
 		const [startedAt, index] = [Date.now(), ++trigger.reads];
-		const cursor = trigger.cursor;
-		const newest = cursor && frontier(cursor);
+		const newest = trigger.cursor && frontier(trigger.cursor);
 		const firstLook = trigger.rung;
 		// Every owed id, not just those that rang now: one listed late below the frontier is found.
 		const behind = [...trigger.owed.keys()].some((id) => !!newest && id <= newest);
@@ -182,7 +181,7 @@ export class WebhookReaders {
 		let read: Partial<CursorRead>;
 		try {
 			const pages = pageReader(ctx);
-			const start = cursor ?? (await startBefore(pages, FRESH_START_LOOK_BACK_MS));
+			const start = trigger.cursor ?? (await startBefore(pages, FRESH_START_LOOK_BACK_MS));
 			const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + READ_MS, recheck };
 			read = await readEvents(pages, start, { ...settings, ...limits });
 		} catch (error) {
@@ -196,20 +195,22 @@ export class WebhookReaders {
 		trigger.timing = {
 			...trigger.timing,
 			lastReadAt: startedAt,
-			lastRequests: read.requests ?? 1,
-			// A look again with nothing new rung lists all only if nothing stays owed (forged ids pace it).
+			// A look again (nothing new rung) lists all only if nothing stays owed, and paces the next a second on.
+			lastRequests: firstLook.size > 0 ? (read.requests ?? 1) : 1,
 			listedAll: !failure && (firstLook.size > 0 ? unlisted.length === 0 : trigger.owed.size === 0),
 			more: !failure && !read.complete,
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
 		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
-		// Every delivery held waits for this read's end, also those that came meanwhile; one asleep until its next read stays held (counted) until it wakes.
-		const waiting = [...trigger.held];
+		// Every delivery held waits for this read's end, also those that came meanwhile; one asleep it lets go stays held (counted) until it wakes.
+		const waiting = [...trigger.held].filter((d) => d.state !== 'leaving');
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;
 		for (const [delivery, holdUntil] of staying) delivery.holdUntil = holdUntil;
-		trigger.held = new Set(waiting.filter((d) => d.state === 'asleep' || staying.has(d)));
+		for (const d of waiting.filter((w) => !staying.has(w)))
+			if (d.state === 'asleep') d.state = 'leaving';
+			else trigger.held.delete(d);
 		// The log tells at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];
