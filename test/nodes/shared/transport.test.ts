@@ -185,10 +185,11 @@ describe('429 and Retry-After', () => {
 		expect(results.filter((result) => result.error)).toEqual([]);
 		const requests = await env.sandbox.control.getRequests({ pathPrefix: '/workflows/' });
 		// 10 went through; of the reads let go 5 ms apart, those on the wire at the 429 were refused
-		// too: one or two on a quiet machine, more when the event loop is slow (a loaded CI). Sent into
-		// the full limit, each of the 20 beyond it would be refused at least once.
+		// too: one or two on a quiet machine, more the slower the event loop (9 in a cold CI run, 17
+		// under heavy load). Sent into the full limit, each of the 20 beyond it would be refused at
+		// least once: the bound is that, not a count of how fast this machine is.
 		expect(requests.filter((r) => r.status === 200)).toHaveLength(30);
-		expect(requests.filter((r) => r.status === 429).length).toBeLessThanOrEqual(8);
+		expect(requests.filter((r) => r.status === 429).length).toBeLessThan(20);
 	});
 
 	test('parseRetryAfter reads seconds and HTTP dates, and ignores garbage', () => {
