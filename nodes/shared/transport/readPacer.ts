@@ -15,6 +15,8 @@ export const LIMIT_TRUSTED_MS = 60_000;
 /** Rates are reads a second; sends are kept so that a refused read's 429 may come a second late. */
 const SECOND_MS = 1000;
 const SENDS_KEPT_MS = 2 * SECOND_MS;
+/** A 429 under the trusted limit lowers it only if another came under it this shortly before. */
+export const LOWER_AFTER_MS = 10 * SECOND_MS;
 
 export class ReadPacer {
 	/** Reads a second it lets through now, and when a read held back may try again. */
@@ -25,6 +27,8 @@ export class ReadPacer {
 	private heldSinceSend = false;
 	/** Sent in the second before the last refused read (the limit is at most that), and when. */
 	private limit?: { perSecond: number; at: number };
+	/** The last 429 under the trusted limit: what was sent in the second before it, and when. */
+	private under?: { sent: number; at: number };
 	private readonly sentAt: number[] = [];
 	/** Reads waiting for a slot, in the order they first asked: a slot goes to the first. */
 	private readonly queue = new Set<object>();
@@ -60,9 +64,10 @@ export class ReadPacer {
 		}
 		[this.heldSince, this.heldSinceSend] = [this.heldSince ?? now, true];
 		if (now - this.heldSince < (this.limit ? SECOND_MS : GROWTH_AFTER_MS)) return false;
-		// Before a 429 the rate doubles; after, it grows slowly, a step under a trusted limit.
+		// The rate doubles, up to a step under a trusted limit: a 429 costs a second of slower reads.
+		// Past a limit no longer trusted it grows slowly, to find whether the limit rose.
 		const [rate, trusted] = [this.readsPerSecond, this.trustedLimit(now)];
-		let grown = rate * (this.limit ? 1 + SLOW_GROWTH : 2);
+		let grown = rate * (this.limit && trusted === undefined ? 1 + SLOW_GROWTH : 2);
 		if (trusted !== undefined) grown = Math.max(rate, Math.min(grown, trusted * (1 - SLOW_GROWTH)));
 		[this.readsPerSecond, this.heldSince] = [grown, now];
 		return false;
@@ -79,7 +84,17 @@ export class ReadPacer {
 		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
 		// Sent before the refused read: not answered (answers come late), nor after it (limit full).
 		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
-		const limit = Math.min(this.trustedLimit(now) ?? Infinity, Math.max(1, sent.length));
+		const [counted, trusted] = [Math.max(1, sent.length), this.trustedLimit(now)];
+		let limit = Math.min(trusted ?? Infinity, counted);
+		if (trusted !== undefined && counted < trusted) {
+			// Under the pace's own cap one 429 below the limit is most often a burst (n8n's event loop
+			// sent reads late, together): the limit and the pace stay. A second soon after is a lower
+			// limit (another process took a share of it).
+			const before = this.under && now - this.under.at < LOWER_AFTER_MS ? this.under.sent : 0;
+			this.under = { sent: counted, at: now };
+			if (!before) return;
+			limit = Math.max(counted, before);
+		}
 		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit) * BACK_OFF);
 		this.limit = { perSecond: limit, at: now };
 	}
