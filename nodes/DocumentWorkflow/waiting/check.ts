@@ -47,6 +47,12 @@ export async function checkRun(
 		pathParams: { runId: run.runId },
 	};
 	const options = { acceptStatuses: [404], signal };
+	const { outputNodeId: nodeId, binaryPropertyName } = settings;
+	const fields = { nodeId, binaryPropertyName, itemIndex, signal };
+	// An event listed the run completed: its output is read beside its status, one wait for both.
+	const early = settings.includeOutput && run.completedListed;
+	const output = early ? waitOutputFields(ctx, run.runId, fields) : undefined;
+	output?.catch(() => {}); // used only if the status read says completed
 	const response = await apiRequest<IDataObject>(ctx, { ...request, itemIndex }, options);
 	const now = Date.now();
 	const atMaxWait = maxWaitReached(run, now) !== 'no';
@@ -68,11 +74,9 @@ export async function checkRun(
 		if (run.triggerRunId !== undefined) json.triggerRunId = run.triggerRunId;
 		const { item } = ended(ctx, run, json) as { item: INodeExecutionData };
 		if (status === 'completed' && settings.includeOutput) {
-			const { outputNodeId: nodeId, binaryPropertyName } = settings;
-			const fields = { nodeId, binaryPropertyName, itemIndex, signal };
-			const { json: output, binary } = await waitOutputFields(ctx, run.runId, fields);
-			Object.assign(item.json, output);
-			if (binary) item.binary = binary;
+			const read = await (output ?? waitOutputFields(ctx, run.runId, fields));
+			Object.assign(item.json, read.json);
+			if (read.binary) item.binary = read.binary;
 		}
 		return { kind: 'done', run: answer, outcome: { itemIndex, item } };
 	};

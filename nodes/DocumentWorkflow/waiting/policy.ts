@@ -88,6 +88,8 @@ export interface Run {
 	linedUpAge?: number;
 	doneAge?: number;
 	named: boolean;
+	/** An event listed it completed: its output is read beside its status, not after it. */
+	completedListed?: boolean;
 	/** When the read at its Max Wait Time was sent. */
 	lastCheckAt?: number;
 }
@@ -290,8 +292,10 @@ export class Policy {
 			for (const id of idsIn(event.data)) if (!known.has(id)) this.endsListed.set(id, now);
 			if (ours.length === 0) unnamed++;
 			else [this.namesRuns, this.evidence] = [true, []];
-			for (const run of ours.flatMap((id) => pending.get(id) ?? []))
+			for (const run of ours.flatMap((id) => pending.get(id) ?? [])) {
 				[run.named, run.soonAt] = [true, run.checking ? run.soonAt : now];
+				run.completedListed ||= event.type === 'run.completed';
+			}
 		}
 		// A read with no end it cannot place is a look at every run. Run events that name no run of
 		// ours, while naming is unknown, are that many ended runs: tried oldest first.
@@ -317,6 +321,7 @@ export class Policy {
 		for (const event of events.filter((candidate) => /^run\./.test(String(candidate.type))))
 			for (const run of idsIn(event.data).flatMap((id) => pending.get(id) ?? [])) {
 				[run.named, run.soonAt, this.namesRuns] = [true, run.checking ? run.soonAt : now, true];
+				run.completedListed ||= event.type === 'run.completed';
 				this.evidence = [];
 			}
 	}
@@ -421,7 +426,7 @@ export class Policy {
 
 	/** A read found the run not final. */
 	private pending(run: Run, now: number): void {
-		[run.readAge, run.linedUpAge] = [now - run.bornAt, undefined];
+		[run.readAge, run.linedUpAge, run.completedListed] = [now - run.bornAt, undefined, false];
 		if (run.role === 'swept') [run.role, run.dueAt] = ['later', undefined];
 		if (run.role === 'probe' && run.dueAt !== undefined && run.dueAt <= now) run.dueAt = undefined;
 		if (run.role === 'probe' && !run.wait.rotating) {

@@ -328,6 +328,38 @@ describe('what runs seen final tell of the event list', () => {
 	});
 });
 
+describe('a run an event lists completed', () => {
+	const env = useSandbox();
+
+	it('has its output read beside its status: the output read leaves before the status read is answered', async () => {
+		const { id: wf } = await env.sandbox.control.createWorkflow({
+			name: 'listed',
+			triggerFormats: ['pdf'],
+		});
+		await env.sandbox.control.setNextScripts(
+			wf,
+			[{ status: 'running', ms: 3000 }, { status: 'completed' }],
+			3,
+		);
+		const answerMs = 800;
+		await env.sandbox.control.addFault({ kind: 'latency', ms: answerMs, pathPrefix: '/runs/' });
+		const results = await Promise.all(
+			[0, 1, 2].map(() => env.run(waitParams(wf, { includeOutput: true }), { items: pdfItems(1) })),
+		);
+		for (const result of results) {
+			const { runId, output, waitOutcome } = result.items[0].json;
+			expect(waitOutcome).toBe('completed');
+			expect(output).toBeDefined();
+			const reads = await requests(env, { method: 'GET', pathPrefix: `/runs/${String(runId)}` });
+			const statusAt = reads.filter((entry) => pathOf(entry) === `/runs/${String(runId)}`);
+			const outputAt = reads.filter((entry) => pathOf(entry).endsWith('/output'));
+			// The list named each run as it ended: one status read, one output read, sent together.
+			expect([statusAt.length, outputAt.length]).toEqual([1, 1]);
+			expect(outputAt[0].realTimeMs - statusAt[0].realTimeMs).toBeLessThan(answerMs / 2);
+		}
+	});
+});
+
 describe('events committed late, as the spec allows', () => {
 	const env = useSandbox();
 
