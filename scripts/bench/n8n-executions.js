@@ -645,6 +645,15 @@ function figures(entries, runs, documents) {
 				log(`running ${group.map((p) => `${p.row.id}/${p.way}`).join(' beside ')}`);
 				const measured = await Promise.all(group.map((p) => runParty(n8n, control, p)));
 				const log_ = await control.getRequests({ origin: 'api' });
+				if (process.env.BENCH_DUMP_DIR)
+					for (const p of group)
+						fs.writeFileSync(
+							path.join(process.env.BENCH_DUMP_DIR, `${p.row.id}-${p.way}.json`),
+							JSON.stringify({
+								log: log_.filter((entry) => entry.headers['x-api-key'] === p.key.key),
+								runs: await control.listRuns({ workflowId: p.workflow.id }),
+							}),
+						);
 				for (const [i, p] of group.entries()) {
 					const f = await measureParty(control, p, measured[i], log_);
 					runsOf.set(p, measured[i]);
