@@ -18,7 +18,7 @@ import type { Sandbox } from '../sandbox/src';
 import type { RequestLogEntry } from '../sandbox/src/types';
 import type { DocumentWorkflowCredentials, InputItem, NodeRunResult } from '../test/harness/n8n';
 import { runActionNode, useBinaryMode } from '../test/harness/n8n';
-import type { Goal, Section } from './results';
+import type { Chart, Goal, Section } from './results';
 import { median, round, writeSuiteResults } from './results';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -125,6 +125,13 @@ const items = (count: number, offset = 0): InputItem[] =>
 
 // ---- waiting on a batch ---------------------------------------------------------------------
 
+/** The wait options of every batch: each run's output read with it. */
+const WAIT_OPTIONS = { includeOutput: true };
+
+/** The fewest requests a document can take: its upload, a read of its run and, with Include Output on, a read of its output. */
+const FLOOR_REQUESTS = 2 + (WAIT_OPTIONS.includeOutput ? 1 : 0);
+const FLOOR_TEXT = `an upload, a read of its run${WAIT_OPTIONS.includeOutput ? ' and a read of its output (Include Output on)' : ''}`;
+
 /** How a batch is waited on: submitted and waited by one node, or submitted first and then waited on by run id. */
 type Way = 'submit' | 'runWait';
 
@@ -197,13 +204,12 @@ async function runBatch(
 		binaryPropertyName: 'data',
 		options: {},
 	};
-	const waitOptions = { includeOutput: true };
 	const startedAt = Date.now();
 	let result: NodeRunResult;
 	if (way === 'submit') {
 		result = expectOk(
 			await runActionNode({
-				parameters: { ...submitOnly, waitForCompletion: true, options: waitOptions },
+				parameters: { ...submitOnly, waitForCompletion: true, options: WAIT_OPTIONS },
 				items: items(documents),
 				credentials,
 			}),
@@ -218,7 +224,7 @@ async function runBatch(
 					resource: 'run',
 					operation: 'wait',
 					runId: '={{ $json.runId }}',
-					options: waitOptions,
+					options: WAIT_OPTIONS,
 				},
 				items: submitted.items.map((item) => ({ json: { runId: item.json.runId } })),
 				credentials,
@@ -376,6 +382,15 @@ const wayName: Record<Way, string> = {
 
 describe('waiting on a batch', () => {
 	const table: string[][] = [];
+	/** The rows whose runs all have one length and no read limit, for the charts against run length. */
+	const byLength: Array<{
+		lengthS: number;
+		way: Way;
+		repeats: number;
+		perDocument: number;
+		lateMedianShare: number;
+		lateWorstShare: number;
+	}> = [];
 
 	afterAll(() => {
 		sections.unshift({
@@ -404,8 +419,70 @@ describe('waiting on a batch', () => {
 				],
 				rows: table,
 			},
+			charts: runLengthCharts(),
 		});
 	});
+
+	/**
+	 * Requests per document and output lateness against run length, each way of waiting beside
+	 * the floor: one point a row whose runs all have one length and no read limit.
+	 */
+	const runLengthCharts = (): Chart[] => {
+		const ways = (['submit', 'runWait'] as Way[]).filter((way) =>
+			byLength.some((p) => p.way === way),
+		);
+		const points = (way: Way, figure: (p: (typeof byLength)[number]) => number) =>
+			byLength
+				.filter((p) => p.way === way)
+				.map((p): [number, number] => [p.lengthS, round(figure(p), 4)]);
+		const rows = [
+			...new Set(
+				byLength.map(
+					(p) => `${p.lengthS} s (${p.repeats === 1 ? 'once' : `median of ${p.repeats}`})`,
+				),
+			),
+		].join(', ');
+		const what = `Rows of ${BATCH} documents whose runs all have one length, no read limit: ${rows}.`;
+		return [
+			{
+				id: 'requests-by-run-length',
+				title: 'Waiting on a batch: requests per document against run length',
+				caption: `${what} Floor: ${FLOOR_REQUESTS} requests a document, ${FLOOR_TEXT}.`,
+				x: { label: 'run length (s), logarithmic', scale: 'log' },
+				y: { label: 'requests per document' },
+				series: [
+					...ways.map((way) => ({
+						label: wayName[way],
+						points: points(way, (p) => p.perDocument),
+					})),
+					{ label: `floor: ${FLOOR_REQUESTS} (${FLOOR_TEXT})`, reference: true, y: FLOOR_REQUESTS },
+				],
+			},
+			{
+				id: 'lateness-by-run-length',
+				title: 'Waiting on a batch: output read late, as a share of its run, against run length',
+				caption: `${what} How late outputs were read after their run completed, as a share of the run: the median (line) and the worst (dashed) of a batch. Floor: 0, each output read the moment its run completed.`,
+				x: { label: 'run length (s), logarithmic', scale: 'log' },
+				y: { label: 'output read late (share of the run)', format: 'percent' },
+				series: [
+					...ways.flatMap((way) => [
+						{
+							label: `${wayName[way]}: median`,
+							group: way,
+							points: points(way, (p) => p.lateMedianShare),
+						},
+						{
+							label: `${wayName[way]}: worst`,
+							group: way,
+							dashed: true,
+							points: points(way, (p) => p.lateWorstShare),
+						},
+					]),
+					{ label: 'floor: 0 (read as its run completed)', reference: true, y: 0 },
+				],
+			},
+		];
+	};
 
 	const record = (row: Row, way: Way, runs: BatchFigures[]) => {
 		const ratio = median(runs.map((r) => r.ms / r.floorMs));
@@ -422,6 +499,16 @@ describe('waiting on a batch', () => {
 			...lateness(runs),
 			String(runs.length),
 		]);
+		const lengths = new Set(row.lengths());
+		if (lengths.size === 1 && !row.readLimit)
+			byLength.push({
+				lengthS: (row.lengths()[0] * TIME_SCALE) / 1000,
+				way,
+				repeats: runs.length,
+				perDocument,
+				lateMedianShare: median(runs.map((r) => median(r.lateShare))),
+				lateWorstShare: median(runs.map((r) => Math.max(...r.lateShare))),
+			});
 		goals.push({
 			goal: `${row.name}, ${wayName[way]}: within ${row.maxRatio}× of the floor`,
 			figure: `${round(ratio, 2)}×`,

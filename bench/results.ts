@@ -10,6 +10,35 @@ export interface Section {
 	heading: string;
 	text?: string;
 	table?: { columns: string[]; rows: string[][] };
+	/** Drawn by scripts/bench/charts.js under the table; a chart with nothing measured is left out. */
+	charts?: Chart[];
+}
+
+/**
+ * A line chart of figures (scripts/bench/charts.js draws it): measured series of [x, y] points,
+ * and reference lines (a floor) at a fixed y or x. A point that is not a finite number is left out.
+ */
+export interface Chart {
+	/** Part of the SVG's file name: unique within its suite. */
+	id: string;
+	title: string;
+	/** Printed under the chart: what is drawn, and which floor, from what. */
+	caption?: string;
+	x: { label: string; scale?: 'linear' | 'log'; format?: 'number' | 'percent' };
+	y: { label: string; format?: 'number' | 'percent' };
+	series: ChartSeries[];
+}
+
+export interface ChartSeries {
+	label: string;
+	points?: Array<[number, number]>;
+	/** Series of one group share a colour (e.g. a way's median and its worst). */
+	group?: string;
+	dashed?: boolean;
+	/** A reference line, not a measurement: horizontal at `y`, or vertical at `x`. */
+	reference?: boolean;
+	x?: number;
+	y?: number;
 }
 
 export interface Goal {

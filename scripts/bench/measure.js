@@ -16,6 +16,17 @@ const median = (values) => {
 
 const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
+/** For each run id: when its output was first read with success (sandbox clock, ms). */
+function firstOutputReads(entries) {
+	const firstRead = new Map();
+	for (const entry of entries) {
+		const runId = /^\/runs\/([^/]+)\/output$/.exec(pathOf(entry))?.[1];
+		if (entry.method === 'GET' && runId && entry.status === 200 && !firstRead.has(runId))
+			firstRead.set(runId, Date.parse(entry.time));
+	}
+	return firstRead;
+}
+
 /**
  * For each final run: from its completedOn to the first successful GET /runs/{id}/output for
  * it, both on the sandbox's clock, in ms and as a share of the run's length (completedOn −
@@ -23,12 +34,7 @@ const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** di
  * for goals on how many outputs came within a bound (withinShare).
  */
 function outputLateness(entries, runs) {
-	const firstRead = new Map();
-	for (const entry of entries) {
-		const runId = /^\/runs\/([^/]+)\/output$/.exec(pathOf(entry))?.[1];
-		if (entry.method === 'GET' && runId && entry.status === 200 && !firstRead.has(runId))
-			firstRead.set(runId, Date.parse(entry.time));
-	}
+	const firstRead = firstOutputReads(entries);
 	const ms = [];
 	const share = [];
 	let unread = 0;
@@ -77,4 +83,60 @@ function shareReachedBy(lateShares, documents, part) {
 	return needed <= sorted.length ? sorted[needed - 1] : Infinity;
 }
 
-module.exports = { median, round, outputLateness, pathOf, shareReachedBy, withinShare };
+/**
+ * The same figures per run length: the runs sorted by length (completedOn − startedOn) and cut
+ * into `groups` groups of (nearly) equal counts, each with its median length, its requests per
+ * document and its lateness (shares of the run, as outputLateness). A run's requests are those
+ * whose path names it (its status reads, its output reads, their 429 answers) plus an equal
+ * share of those that name no run (uploads, event-list reads), so that the groups' requests add
+ * up to all the requests. For charts of a row whose run lengths vary.
+ */
+function byRunLength(entries, runs, groups = 6) {
+	const firstRead = firstOutputReads(entries);
+	const named = new Map();
+	let unnamed = 0;
+	for (const entry of entries) {
+		const runId = /^\/runs\/([^/]+)/.exec(pathOf(entry))?.[1];
+		if (runId) named.set(runId, (named.get(runId) ?? 0) + 1);
+		else unnamed += 1;
+	}
+	const perRun = runs
+		.map((run) => {
+			const start = Date.parse(run.startedOn ?? run.visibleOn);
+			const end = Date.parse(run.completedOn);
+			const readAt = firstRead.get(run.id);
+			return {
+				lengthMs: end - start,
+				requests: (named.get(run.id) ?? 0) + unnamed / Math.max(1, runs.length),
+				lateShare: readAt === undefined ? undefined : (readAt - end) / (end - start),
+			};
+		})
+		.sort((a, b) => a.lengthMs - b.lengthMs);
+	const count = Math.min(groups, perRun.length);
+	return Array.from({ length: count }, (_, i) => {
+		const group = perRun.slice(
+			Math.round((i * perRun.length) / count),
+			Math.round(((i + 1) * perRun.length) / count),
+		);
+		const shares = group.map((r) => r.lateShare).filter((share) => share !== undefined);
+		return {
+			lengthMs: median(group.map((r) => r.lengthMs)),
+			documents: group.length,
+			requestsPerDocument: group.reduce((sum, r) => sum + r.requests, 0) / group.length,
+			unread: group.length - shares.length,
+			lateMedianShare: shares.length ? median(shares) : NaN,
+			late90Share: shareReachedBy(shares, group.length, 0.9),
+			lateWorstShare: shares.length === group.length ? Math.max(...shares) : Infinity,
+		};
+	});
+}
+
+module.exports = {
+	byRunLength,
+	median,
+	round,
+	outputLateness,
+	pathOf,
+	shareReachedBy,
+	withinShare,
+};

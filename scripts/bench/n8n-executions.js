@@ -34,8 +34,15 @@ const os = require('node:os');
 const path = require('node:path');
 const e2e = require('../e2e/n8n');
 const sbx = require('../e2e/sandbox');
-const { outputLateness, pathOf, round, shareReachedBy, withinShare } = require('./measure');
-const { diyLoopWorkflow, nodeWebhookWorkflow } = require('./workflows');
+const {
+	byRunLength,
+	outputLateness,
+	pathOf,
+	round,
+	shareReachedBy,
+	withinShare,
+} = require('./measure');
+const { WAIT_OPTIONS, diyLoopWorkflow, nodeWebhookWorkflow } = require('./workflows');
 
 const ROOT = path.join(__dirname, '..', '..');
 const ROW_FILTER = (process.env.BENCH_N8N_ROWS ?? 'all')
@@ -537,6 +544,7 @@ function figures(entries, runs, documents) {
 		rateLimited: entries.filter((entry) => entry.status === 429).length,
 		peakReadsPerSecond: Math.max(0, ...perSecond.values()),
 		...outputLateness(entries, runs),
+		byRunLength: byRunLength(entries, runs),
 	};
 }
 
@@ -888,6 +896,7 @@ function atTheLimitSections(results) {
 					];
 				}),
 			},
+			charts: streamCharts(ran, results),
 		});
 		sections.push({
 			heading: 'Steady stream: the highest arrival rate carried within its bounds',
@@ -905,6 +914,124 @@ function atTheLimitSections(results) {
 		});
 	}
 	return sections;
+}
+
+/**
+ * The fewest requests a document can take, both ways: its upload, one read of its run and, with
+ * Include Output on (the node's WAIT_OPTIONS; the loop always reads it), one read of its output.
+ */
+const FLOOR_REQUESTS = 2 + (WAIT_OPTIONS.includeOutput ? 1 : 0);
+const FLOOR_TEXT = `an upload, a read of its run${WAIT_OPTIONS.includeOutput ? ' and a read of its output (Include Output on)' : ''}`;
+
+/**
+ * Charts of a row whose run lengths vary, node beside the do-it-yourself loop: requests per
+ * document and output lateness against run length, from each way's runs in groups by length
+ * (measure.js byRunLength). A way that did not run draws no series; neither way, no chart.
+ */
+function runLengthCharts(results) {
+	const charts = [];
+	for (const row of selected.filter((r) => !r.kind && r.diy)) {
+		if (new Set(row.lengths(row.total)).size < 2) continue;
+		const ways = [
+			['node', 'Document Workflow node', results.get(`${row.id}/node`)],
+			['diy', `do-it-yourself loop (Wait ${DIY_WAIT_SECONDS} s)`, results.get(`${row.id}/diy`)],
+		].filter(([, , f]) => f?.byRunLength?.length);
+		if (ways.length === 0) continue;
+		const grouping = ways
+			.map(
+				([, label, f]) =>
+					`${label}: ${f.runs} runs in ${f.byRunLength.length} groups of ${f.byRunLength.map((g) => g.documents).join(', ')}`,
+			)
+			.join('; ');
+		const point = (g, value) => [round(g.lengthMs / 1000, 2), value];
+		charts.push(
+			{
+				id: `${row.id}-requests-by-run-length`,
+				title: `Requests per document against run length (${row.label})`,
+				caption: `${rowName(row)}. Each way's runs sorted by length into groups (${grouping}); a point is a group's median run length and its requests per document: the requests that name its runs (status reads, output reads, their 429 answers) and an equal share of those that name none (uploads, event-list reads). Floor: ${FLOOR_REQUESTS} requests a document, ${FLOOR_TEXT}.`,
+				x: { label: 'run length (s)' },
+				y: { label: 'requests per document' },
+				series: [
+					...ways.map(([, label, f]) => ({
+						label,
+						points: f.byRunLength.map((g) => point(g, round(g.requestsPerDocument, 3))),
+					})),
+					{ label: `floor: ${FLOOR_REQUESTS} (${FLOOR_TEXT})`, reference: true, y: FLOOR_REQUESTS },
+				],
+			},
+			{
+				id: `${row.id}-lateness-by-run-length`,
+				title: `Output read late, as a share of its run, against run length (${row.label})`,
+				caption: `${rowName(row)}. The same groups (${grouping}); a point is a group's median run length and how late its outputs were read after their run completed, as a share of the run: the median (line) and the worst (dashed); a group with an unread output has no worst. Floor: 0, each output read the moment its run completed.`,
+				x: { label: 'run length (s)' },
+				y: { label: 'output read late (share of the run)', format: 'percent' },
+				series: [
+					...ways.flatMap(([way, label, f]) => [
+						{
+							label: `${label}: median`,
+							group: way,
+							points: f.byRunLength.map((g) => point(g, round(g.lateMedianShare, 4))),
+						},
+						{
+							label: `${label}: worst`,
+							group: way,
+							dashed: true,
+							points: f.byRunLength.map((g) => point(g, round(g.lateWorstShare, 4))),
+						},
+					]),
+					{ label: 'floor: 0 (read as its run completed)', reference: true, y: 0 },
+				],
+			},
+		);
+	}
+	return charts;
+}
+
+/**
+ * Charts of the steady stream: requests per document and output lateness against the arrival
+ * rate, one point a rate that ran, beside the floor and the most any waiting can carry.
+ */
+function streamCharts(ran, results) {
+	if (ran.length === 0) return [];
+	const [row] = ran;
+	const carry = row.readLimit / 2;
+	const most = {
+		label: `the most any waiting can carry: ${carry} a second (a read of its run and one of its output a document, at ${row.readLimit} reads a second)`,
+		reference: true,
+		x: carry,
+	};
+	const of = (figure) => ran.map((r) => [r.rate, figure(results.get(`${r.id}/node`))]);
+	return [
+		{
+			id: `${row.id}-requests-by-rate`,
+			title: 'Steady stream: requests per document against arrival rate',
+			caption: `Each rate that ran (${ran.map((r) => `${r.rate} a second, ${results.get(`${r.id}/node`).documents} documents`).join('; ')}), the node only: the stream has no do-it-yourself row. Floor: ${FLOOR_REQUESTS} requests a document, ${FLOOR_TEXT}.`,
+			x: { label: 'arrivals a second' },
+			y: { label: 'requests per document' },
+			series: [
+				{ label: 'Document Workflow node', points: of((f) => round(f.perDocument, 3)) },
+				{ label: `floor: ${FLOOR_REQUESTS} (${FLOOR_TEXT})`, reference: true, y: FLOOR_REQUESTS },
+				most,
+			],
+		},
+		{
+			id: `${row.id}-lateness-by-rate`,
+			title: 'Steady stream: output read late, as a share of its run, against arrival rate',
+			caption: `Each rate that ran, the node only: how late outputs were read after their run completed, as a share of the run: the median, the share ${MOST_PART * 100}% of outputs were read within (not drawn where fewer were read) and the worst (dashed). Floor: 0, each output read the moment its run completed.`,
+			x: { label: 'arrivals a second' },
+			y: { label: 'output read late (share of the run)', format: 'percent' },
+			series: [
+				{ label: 'median', points: of((f) => round(f.lateMedianShare, 4)) },
+				{
+					label: `${MOST_PART * 100}% within`,
+					points: of((f) => round(shareReachedBy(f.lateShares, f.documents, MOST_PART), 4)),
+				},
+				{ label: 'worst', dashed: true, points: of((f) => round(f.lateWorstShare, 4)) },
+				{ label: 'floor: 0 (read as its run completed)', reference: true, y: 0 },
+				most,
+			],
+		},
+	];
 }
 
 function writeResults(results, phases, totalMs) {
@@ -1035,6 +1162,7 @@ function writeResults(results, phases, totalMs) {
 					],
 					rows,
 				},
+				charts: runLengthCharts(results),
 			},
 			...coldSections(),
 			...atTheLimitSections(results),

@@ -7,9 +7,15 @@
  * table over all suites, then each suite's sections in order. Nothing here claims a result:
  * every figure and every sentence about one comes from a results file.
  *
+ * A section's charts (charts.js) are drawn into `images/bench/<out's name>/` beside the output
+ * (docs/images/bench/benchmarks/ for docs/benchmarks.md) and linked under the section's table;
+ * a chart with nothing measured to draw is left out. Writing an output first removes the charts
+ * it wrote before, so none outlives the results it was drawn from.
+ *
  *   node scripts/bench/report.js                       .bench-results/ -> docs/benchmarks.md
  *   node scripts/bench/report.js --results DIR --out FILE
  *   node scripts/bench/report.js --clean               removes the results of an earlier run
+ *   node scripts/bench/report.js --clean --out FILE    and the charts written for FILE
  *
  * Exits non-zero when a goal was missed or there is nothing to report.
  */
@@ -17,6 +23,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execSync } = require('node:child_process');
+const { drawable, renderChart } = require('./charts');
 
 const ROOT = path.join(__dirname, '..', '..');
 const args = process.argv.slice(2);
@@ -24,6 +31,13 @@ const option = (name, fallback) =>
 	args.includes(name) ? path.resolve(args[args.indexOf(name) + 1]) : fallback;
 const resultsDir = option('--results', path.join(ROOT, '.bench-results'));
 const outFile = option('--out', path.join(ROOT, 'docs', 'benchmarks.md'));
+/** Where this output's charts go: a folder of its own, so that one output's charts are never another's. */
+const chartsDir = path.join(
+	path.dirname(outFile),
+	'images',
+	'bench',
+	path.basename(outFile, path.extname(outFile)),
+);
 
 function git(command) {
 	try {
@@ -65,6 +79,29 @@ function readSuites() {
 		.map((name) => JSON.parse(fs.readFileSync(path.join(resultsDir, name), 'utf8')));
 }
 
+/** Removes the charts an earlier report wrote for this output. */
+function removeCharts() {
+	if (!fs.existsSync(chartsDir)) return;
+	for (const name of fs.readdirSync(chartsDir))
+		if (name.endsWith('.svg')) fs.rmSync(path.join(chartsDir, name));
+	if (fs.readdirSync(chartsDir).length === 0) fs.rmdirSync(chartsDir);
+}
+
+/** Draws a section's charts that have data into chartsDir; the markdown that links them. */
+function charts(suite, section) {
+	const lines = [];
+	for (const chart of section.charts ?? []) {
+		if (!drawable(chart)) continue;
+		const file = path.join(chartsDir, `${suite.suite}-${chart.id}.svg`);
+		fs.mkdirSync(chartsDir, { recursive: true });
+		fs.writeFileSync(file, renderChart(chart));
+		const link = path.relative(path.dirname(outFile), file).split(path.sep).join('/');
+		lines.push(`![${cell(chart.title)}](${link})`, '');
+		if (chart.caption) lines.push(`*${chart.caption}*`, '');
+	}
+	return lines;
+}
+
 function render(suites) {
 	const commit = git('rev-parse --short HEAD') ?? 'unknown';
 	// Changes that could alter what was measured: anything but this generator's own outputs and a
@@ -74,11 +111,12 @@ function render(suites) {
 		'docs/benchmarks-queue.md',
 		path.relative(ROOT, outFile),
 	]);
+	const chartsPath = `${path.relative(ROOT, path.join(chartsDir, '..'))}/`;
 	const dirty = (git('status --porcelain') ?? '')
 		.split('\n')
 		.filter((line) => line.trim() !== '')
 		.map((line) => line.slice(3).trim())
-		.some((file) => !outputs.has(file) && file !== 'node_modules');
+		.some((file) => !outputs.has(file) && !file.startsWith(chartsPath) && file !== 'node_modules');
 	const lines = [
 		'# Benchmarks',
 		'',
@@ -109,6 +147,7 @@ function render(suites) {
 			lines.push(`### ${section.heading}`, '');
 			if (section.text) lines.push(section.text, '');
 			if (section.table) lines.push(table(section.table), '');
+			lines.push(...charts(suite, section));
 		}
 	}
 	return lines.join('\n');
@@ -117,6 +156,8 @@ function render(suites) {
 if (args.includes('--clean')) {
 	for (const name of fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir) : [])
 		if (name.endsWith('.json')) fs.rmSync(path.join(resultsDir, name));
+	// Only an output named here: the other outputs' charts stay with the documents that link them.
+	if (args.includes('--out')) removeCharts();
 	process.exit(0);
 }
 
@@ -126,6 +167,7 @@ if (suites.length === 0) {
 	process.exit(1);
 }
 fs.mkdirSync(path.dirname(outFile), { recursive: true });
+removeCharts();
 fs.writeFileSync(outFile, render(suites));
 const missed = suites.flatMap((suite) =>
 	suite.goals

@@ -166,6 +166,9 @@ function diyLoopWorkflow({
 	};
 }
 
+/** The node's wait options in every benchmark workflow: its output read with its run. */
+const WAIT_OPTIONS = { includeOutput: true };
+
 /**
  * One document per execution with this package: Webhook → Code (the file) → Document Workflow
  * "Submit Document" with Wait for Completion and Include Output on, every other option at its
@@ -201,7 +204,7 @@ function nodeWebhookWorkflow({
 				binaryPropertyName: 'data',
 				reference,
 				waitForCompletion: true,
-				options: { includeOutput: true },
+				options: { ...WAIT_OPTIONS },
 			},
 			[400, 0],
 			{ credentials: { documentWorkflowApi: credential } },
@@ -220,4 +223,4 @@ function nodeWebhookWorkflow({
 	};
 }
 
-module.exports = { diyLoopWorkflow, nodeWebhookWorkflow };
+module.exports = { WAIT_OPTIONS, diyLoopWorkflow, nodeWebhookWorkflow };
