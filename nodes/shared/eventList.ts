@@ -26,6 +26,8 @@ export interface ReadLimits {
 	/** How long one attempt may take until the answer's headers arrive. */
 	timeoutMs?: number;
 	signal?: AbortSignal;
+	/** Told when the request leaves, past the rate limit and the read pacer. */
+	onSent?: (at: number) => void;
 }
 
 export interface EventPage {
@@ -56,7 +58,12 @@ export async function readEventPage(
 	const response = await apiRequest<unknown>(
 		ctx,
 		{ method: 'GET', path: '/events', qs, rateLimit: 'read' },
-		{ retry: limits.retry, timeoutMs: limits.timeoutMs, signal: limits.signal },
+		{
+			retry: limits.retry,
+			timeoutMs: limits.timeoutMs,
+			signal: limits.signal,
+			onSent: limits.onSent,
+		},
 	);
 	const body = response.body;
 	if (!isObject(body) || !Array.isArray(body.data)) {

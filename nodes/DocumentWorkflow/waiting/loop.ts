@@ -182,8 +182,9 @@ export class Watcher {
 		const read = (this.read = { controller: new AbortController(), deadline });
 		const { signal } = read.controller;
 		const ctx = contextEndingWith(first.ctx, signal);
-		const limits = { retry: { deadline }, timeoutMs: deadline - now, signal };
 		const { list } = this.policy;
+		const onSent = (at: number) => this.policy.listSent(at);
+		const limits = { retry: { deadline }, timeoutMs: deadline - now, signal, onSent };
 		const [after, firstPage] = [list.after, firstListPage(list)];
 		let events: IDataObject[] | undefined;
 		try {

@@ -159,6 +159,8 @@ export class Policy {
 	private readingSince?: number;
 	private readFrom = -Infinity;
 	private lookedFrom = -Infinity;
+	/** When the read in flight left (its first request passed the read pacer). */
+	private readSentAt?: number;
 	/** When the oldest run waited on as nothing was known of its workflow was submitted. */
 	private coldSince = Infinity;
 
@@ -265,6 +267,11 @@ export class Policy {
 		this.pending(run, now);
 	}
 
+	/** The read of the list in flight left now, past the read pacer. */
+	listSent(now: number): void {
+		if (this.readingSince !== undefined) this.readSentAt ??= now;
+	}
+
 	/** A check ended without an answer (its wait ended, or it was cut off at its Max Wait Time). */
 	released(run: Run): void {
 		[run.checking, run.wait.inFlight] = [false, run.wait.inFlight - 1];
@@ -273,7 +280,7 @@ export class Policy {
 	/** What a read of the event list returned (undefined: nothing; `failed`: the list's fault). */
 	listRead(events: IDataObject[] | undefined, now: number, failed = !events): void {
 		const [startedAt, previousRead] = [this.readingSince ?? now, this.readFrom];
-		this.readingSince = undefined;
+		[this.readingSince, this.readSentAt] = [undefined, undefined];
 		this.failures = failed ? this.failures + 1 : 0;
 		if (failed) this.failedAt = now;
 		if (!events) return;
@@ -405,12 +412,14 @@ export class Policy {
 			run.readAge === undefined
 				? run.bornAt + Math.max(LOOK_FACTOR * Math.max(grace, longest ?? 0), run.firstAge)
 				: run.bornAt + LOOK_FACTOR * run.readAge;
-		// Where events name their run only a slow read of the list lets a run's own reads through.
-		if (this.namesRuns && this.readingSince === undefined) return sparse;
+		// Where events name their run only a slow read of the list lets a run's own reads through:
+		// slow from when it left, since a read waiting for the pace has the reads after it waiting too.
+		if (this.namesRuns && this.readSentAt === undefined) return sparse;
 		// Measured as the list measures its next read, so that the list comes first. A read that had
 		// ends to place still looked at runs too young to have ended.
 		const young = this.readFrom - bornAt < earliest;
-		const lookFrom = this.readingSince ?? (young ? this.readFrom : this.lookedFrom);
+		const lookFrom =
+			this.readSentAt ?? this.readingSince ?? (young ? this.readFrom : this.lookedFrom);
 		const lookedAge = Math.max(earliest, lookFrom - bornAt);
 		return Math.min(sparse, Math.max(due, lookFrom + this.gap(run.wait, lookedAge, RUN_SHARE)));
 	}

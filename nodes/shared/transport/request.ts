@@ -121,6 +121,8 @@ export interface ApiRequestOptions {
 	 * hands, which a caller may need to know (e.g. to read a 409 on a repeated idempotency key).
 	 */
 	onTimedOut?: () => void;
+	/** Told when an attempt leaves, past the rate limit and the read pacer. */
+	onSent?: (at: number) => void;
 	/** Ends the request (and its waits) early, besides the execution's cancel signal; e.g. a wait that is over. */
 	signal?: AbortSignal;
 }
@@ -172,6 +174,7 @@ export async function apiRequest<T = unknown>(
 	const attempts: Attempts = { failures: 0, rateLimited: 0, sentAt: 0 };
 	for (;;) {
 		attempts.sentAt = await waitForSlot(call);
+		call.options.onSent?.(attempts.sentAt);
 		const read = call.limit === 'read' ? readOnItsWay(call.scope, attempts.sentAt) : undefined;
 		let outcome: Outcome;
 		try {

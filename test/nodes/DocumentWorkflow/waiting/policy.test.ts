@@ -202,6 +202,21 @@ describe('which read goes first when reads are scarce', () => {
 		expect(policy.next(overdue).readListUntil).toBeDefined();
 	});
 
+	it('where events name their run, a read of the list waiting for its turn at the pacer lets no run read itself: those reads would wait behind it', () => {
+		const { policy, runs } = waiting([0, 10], 5);
+		policy.namesRuns = true;
+		const readAt = firstStepWhere(policy, T0 + 200, (step) => step.readListUntil !== undefined)!;
+		// 20 s with the read asked for but not sent (a backlog at the pacer): no run reads itself.
+		for (let now = readAt; now < readAt + 20_000; now += 50)
+			expect(policy.next(now).checks).toEqual([]);
+		// Sent, and slow to answer: the runs read themselves, a share of their age after it left.
+		const sentAt = readAt + 20_000;
+		policy.listSent(sentAt);
+		const ownAt = firstStepWhere(policy, sentAt, (step) => step.checks.length > 0);
+		expect(ownAt).toBeGreaterThan(sentAt);
+		expect(runs.every((run) => run.checking)).toBe(true);
+	});
+
 	it('the first read of the list looks too: an event on its pages naming a run of ours is read at once', () => {
 		const { policy, begin } = onePolicy(5);
 		const a = begin(1, T0);

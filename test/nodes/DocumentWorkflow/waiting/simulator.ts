@@ -329,6 +329,7 @@ export class SimProcess {
 				return sim.at(Math.max(sim.now + 1, this.pacer.nextSendAt), attempt);
 			sim.counts[kind]++;
 			const sentAt = sim.now;
+			if (kind === 'events') this.policy.listSent(sentAt);
 			const roundTrip = sim.latency;
 			const serverAt = sim.now + roundTrip / 2;
 			const retryAfter = sim.limited(serverAt);
