@@ -44,9 +44,12 @@ export class ReadPacer {
 		if (this.trustedLimit(now) !== undefined) {
 			// A read after a pause may go close behind the one before (below), but under a trusted
 			// limit not so that a second holds more than the pace: the API's window would refuse one.
-			const recent = this.sentAt.filter((at) => at > now - SECOND_MS);
+			// The second is counted a step long (the pace's step under the limit), so that reads that
+			// start a window together (after a 429's wait) leave its last place free for answers' jitter.
+			const span = SECOND_MS * (1 + SLOW_GROWTH);
+			const recent = this.sentAt.filter((at) => at > now - span);
 			if (recent.length >= Math.ceil(this.readsPerSecond))
-				this.nextSendAt = Math.max(this.nextSendAt, recent[0] + SECOND_MS);
+				this.nextSendAt = Math.max(this.nextSendAt, recent[0] + span);
 		}
 		if (this.nextSendAt <= now && first) {
 			// The interval unused while the timer was late is spent: reads keep their pace.

@@ -129,7 +129,7 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(20 * (1 - SLOW_GROWTH));
 	});
 
-	it('under a trusted limit no second holds more reads than the pace, however the reads come', () => {
+	it('under a trusted limit no second (and a step) holds more reads than the pace, however the reads come', () => {
 		const pacer = new ReadPacer();
 		heldOver(pacer, 1500, 20);
 		pacer.rateLimited(1500);
@@ -142,7 +142,10 @@ describe('ReadPacer', () => {
 		// Reads in bursts (a pause, then many at once, as answers come back together), then held
 		// back all along: in every second at most the pace, rounded up, go.
 		for (let t = 12_500; t < 30_000; t += 1) if (t < 20_000 ? t % 700 < 5 : true) send(t);
-		const most = Math.max(...sent.map((at) => sent.filter((x) => x >= at && x < at + 1000).length));
+		// Counted over a second and a step (SLOW_GROWTH of it): reads that start one of the API's
+		// windows together leave its last place free, so a read's jitter does not make one too many.
+		const span = 1000 * (1 + SLOW_GROWTH);
+		const most = Math.max(...sent.map((at) => sent.filter((x) => x >= at && x < at + span).length));
 		expect(most).toBeLessThanOrEqual(Math.ceil(pacer.readsPerSecond));
 		// And the pace is kept: held back for 10 s, about the pace a second went.
 		expect(sent.filter((t) => t >= 20_000).length).toBeGreaterThanOrEqual(10 * 19);
