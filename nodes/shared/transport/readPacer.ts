@@ -48,7 +48,7 @@ export class ReadPacer {
 			// start a window together (after a 429's wait) leave its last place free for answers' jitter.
 			const span = SECOND_MS * (1 + SLOW_GROWTH);
 			const recent = this.sentAt.filter((at) => at > now - span);
-			if (recent.length >= Math.ceil(this.readsPerSecond))
+			if (recent.length >= Math.ceil(this.readsPerSecond * (1 + SLOW_GROWTH)))
 				this.nextSendAt = Math.max(this.nextSendAt, recent[0] + span);
 		}
 		if (this.nextSendAt <= now && first) {
