@@ -115,7 +115,8 @@ function render(suites) {
 	const dirty = (git('status --porcelain') ?? '')
 		.split('\n')
 		.filter((line) => line.trim() !== '')
-		.map((line) => line.slice(3).trim())
+		// `git` trims its output, so the first line may have lost the space of its status column.
+		.map((line) => line.replace(/^\s*\S{1,2}\s+/, '').trim())
 		.some((file) => !outputs.has(file) && !file.startsWith(chartsPath) && file !== 'node_modules');
 	const lines = [
 		'# Benchmarks',
