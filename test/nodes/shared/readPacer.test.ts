@@ -28,6 +28,12 @@ function heldOver(pacer: ReadPacer, at: number, count: number): void {
 	expect(pacer.trySend(at - 1)).toBe(false);
 }
 
+/** A 429 at `at` for a read that waited while `count` reads went in the second before it. */
+function refusedAfter(pacer: ReadPacer, at: number, count: number): void {
+	heldOver(pacer, at, count);
+	pacer.rateLimited(at);
+}
+
 describe('ReadPacer', () => {
 	it(`starts at ${START_RATE} reads a second and doubles after ${GROWTH_AFTER_MS} ms of reads held back`, () => {
 		const pacer = new ReadPacer();
@@ -75,8 +81,7 @@ describe('ReadPacer', () => {
 
 	it('after a 429 stays just under what it sent in the second before, instead of running into the limit again', () => {
 		const pacer = new ReadPacer();
-		heldOver(pacer, 1500, 50);
-		pacer.rateLimited(1500);
+		refusedAfter(pacer, 1500, 50);
 		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
 		// Held back for 10 s: it grows by SLOW_GROWTH a second, but not past a step under the 50 sent.
 		holdBack(pacer, 1600, 11_600);
@@ -90,8 +95,7 @@ describe('ReadPacer', () => {
 		const pacer = new ReadPacer();
 		// 60 reads went in the last second, of which (say) only 5 came back yet: the limit is about
 		// what went, and the pace stays near it, not at a few reads a second.
-		heldOver(pacer, 2000, 60);
-		pacer.rateLimited(2000);
+		refusedAfter(pacer, 2000, 60);
 		expect(pacer.readsPerSecond).toBeCloseTo(60 * BACK_OFF, 0);
 	});
 
@@ -108,8 +112,7 @@ describe('ReadPacer', () => {
 
 	it('after a 429 grows back to a step under the limit after a second held back; past it, once no longer trusted, by SLOW_GROWTH a second', () => {
 		const pacer = new ReadPacer();
-		heldOver(pacer, 1500, 50);
-		pacer.rateLimited(1500);
+		refusedAfter(pacer, 1500, 50);
 		holdBack(pacer, 1600, 2598);
 		expect(pacer.readsPerSecond).toBe(50 * BACK_OFF);
 		holdBack(pacer, 2599, 2605);
@@ -122,8 +125,7 @@ describe('ReadPacer', () => {
 
 	it('after a 429, reads that come in bursts (held back within each second, the pace idle between) grow it back to just under the limit', () => {
 		const pacer = new ReadPacer();
-		heldOver(pacer, 1500, 20);
-		pacer.rateLimited(1500);
+		refusedAfter(pacer, 1500, 20);
 		// Each 400 ms: reads held back for 300 ms, then none for 100 ms (a read of the list).
 		for (let t = 1600; t < 1600 + 40_000; t += 400) holdBack(pacer, t, t + 300);
 		expect(pacer.readsPerSecond).toBeCloseTo(20 * (1 - SLOW_GROWTH));
@@ -131,8 +133,7 @@ describe('ReadPacer', () => {
 
 	it('under a trusted limit no second (and a step) holds more reads than the pace, however the reads come', () => {
 		const pacer = new ReadPacer();
-		heldOver(pacer, 1500, 20);
-		pacer.rateLimited(1500);
+		refusedAfter(pacer, 1500, 20);
 		holdBack(pacer, 1600, 12_000);
 		expect(pacer.readsPerSecond).toBeCloseTo(20 * (1 - SLOW_GROWTH));
 		const sent: number[] = [];
@@ -153,8 +154,7 @@ describe('ReadPacer', () => {
 
 	it('under a trusted limit of 100, held back, the pace of 98 a second goes through: the longer count costs no reads', () => {
 		const pacer = new ReadPacer();
-		heldOver(pacer, 1500, 100);
-		pacer.rateLimited(1500);
+		refusedAfter(pacer, 1500, 100);
 		holdBack(pacer, 1600, 6000);
 		expect(pacer.readsPerSecond).toBeCloseTo(100 * (1 - SLOW_GROWTH));
 		// Counted over a second and a step, at most the pace over that step: 98 a second still go.
@@ -163,8 +163,7 @@ describe('ReadPacer', () => {
 
 	it(`one 429 under the limit it trusts is a burst and slows nothing; a second within ${LOWER_AFTER_MS} ms lowers it, never raises it`, () => {
 		const pacer = new ReadPacer();
-		heldOver(pacer, 1500, 20);
-		pacer.rateLimited(1500);
+		refusedAfter(pacer, 1500, 20);
 		holdBack(pacer, 1600, 12_000);
 		// n8n's event loop stalled and sent reads late, together: the API refused one although only
 		// 18 went in the second before. The limit stays 20, the pace too, and it grows on to under it.
@@ -175,20 +174,16 @@ describe('ReadPacer', () => {
 		holdBack(pacer, 13_600, 28_000);
 		expect(pacer.readsPerSecond).toBeCloseTo(20 * (1 - SLOW_GROWTH));
 		// Another 429 under it well after the first: a burst again, the limit stays.
-		heldOver(pacer, 31_500, 17);
-		pacer.rateLimited(31_500);
+		refusedAfter(pacer, 31_500, 17);
 		holdBack(pacer, 31_600, 52_000);
 		expect(pacer.readsPerSecond).toBeCloseTo(20 * (1 - SLOW_GROWTH));
 		// Two within LOWER_AFTER_MS (another process took a share): the higher of the two is the limit.
-		heldOver(pacer, 54_500, 12);
-		pacer.rateLimited(54_500);
-		heldOver(pacer, 56_000, 11);
-		pacer.rateLimited(56_000);
+		refusedAfter(pacer, 54_500, 12);
+		refusedAfter(pacer, 56_000, 11);
 		holdBack(pacer, 56_100, 76_000);
 		expect(pacer.readsPerSecond).toBeCloseTo(12 * (1 - SLOW_GROWTH));
 		// A later 429 with more sent (the cap was not kept) never raises the remembered limit.
-		heldOver(pacer, 78_500, 30);
-		pacer.rateLimited(78_500);
+		refusedAfter(pacer, 78_500, 30);
 		holdBack(pacer, 78_600, 96_000);
 		expect(pacer.readsPerSecond).toBeCloseTo(12 * (1 - SLOW_GROWTH));
 	});
