@@ -54,7 +54,8 @@ export interface SuiteResults {
 	goals: Goal[];
 }
 
-export const RESULTS_DIR = join(__dirname, '..', '.bench-results');
+/** BENCH_RESULTS_DIR: a report of its own (`npm run bench:queue` puts its suites in one folder). */
+export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? join(__dirname, '..', '.bench-results');
 
 export function writeSuiteResults(results: SuiteResults): void {
 	mkdirSync(RESULTS_DIR, { recursive: true });

@@ -12,8 +12,10 @@
  *   - 20 executions x 10 documents, called concurrently (work arriving as separate executions);
  *   - 1 execution x 200 documents (one execution always runs on one worker).
  * Then 200 one-document executions on a main and two workers under a 50/s read limit
- * (scripts/bench/queue-limited.js). Not part of the tests. Writes .bench-results/queue/*.json and
- * renders them with scripts/bench/report.js into docs/benchmarks-queue.md (commit, date, machine included).
+ * (scripts/bench/queue-limited.js), and that row modelled on the waiting simulator, each worker with
+ * its own pacer and both behind one (bench/queue-model.bench.ts, `--only model` for it alone). Not
+ * part of the tests. Writes .bench-results/queue/*.json and renders them with
+ * scripts/bench/report.js into docs/benchmarks-queue.md (commit, date, machine included).
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -29,6 +31,7 @@ const args = process.argv.slice(2);
 const REPEAT = Number(args[args.indexOf('--repeat') + 1]) || (args.includes('--repeat') ? 3 : 3);
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const DIR = path.join(e2e.CACHE, 'queue-bench');
+const ROOT = path.join(__dirname, '..', '..');
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function call(main, body) {
@@ -129,7 +132,22 @@ async function measure(label, { workers, env }, sandbox, flow, tgz) {
 	return results;
 }
 
-(async () => {
+/** The queue-limited row on the waiting simulator (bench/queue-model.bench.ts), into `resultsDir`. */
+function modelled(resultsDir) {
+	const jest = spawnSync(
+		process.execPath,
+		[path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '-c', 'bench/jest.bench.config.js'],
+		{
+			cwd: ROOT,
+			stdio: 'inherit',
+			env: { ...process.env, BENCH_SUITES: 'queue-model', BENCH_RESULTS_DIR: resultsDir },
+		},
+	);
+	if (jest.status !== 0) throw new Error(`the queue-mode model failed (jest exit ${jest.status})`);
+}
+
+/** The rows in real n8n: one process against queue mode, and the limited row. */
+async function inN8n(resultsDir) {
 	e2e.ensureInstalled('2');
 	const tgz = e2e.buildAndPack({
 		build: !args.includes('--skip-build'),
@@ -144,24 +162,29 @@ async function measure(label, { workers, env }, sandbox, flow, tgz) {
 		n8n: e2e.versionInfo('2').version,
 		repeat: REPEAT,
 	};
-	// Only this run's suites are rendered: results of an earlier run (another commit) go first.
-	const resultsDir = path.join(__dirname, '..', '..', '.bench-results', 'queue');
-	fs.rmSync(resultsDir, { recursive: true, force: true });
-	fs.mkdirSync(resultsDir, { recursive: true });
 	const writeSuite = (results) =>
 		fs.writeFileSync(
 			path.join(resultsDir, `${results.suite}.json`),
 			`${JSON.stringify(results, null, 2)}\n`,
 		);
 	try {
-		if (ONLY !== 'limited') await compare(sandbox, tgz, out);
-		if (ONLY !== 'compare')
+		if (ONLY === undefined || ONLY === 'compare') await compare(sandbox, tgz, out);
+		if (ONLY === undefined || ONLY === 'limited')
 			writeSuite(await measureQueueLimited({ tgz, sandbox, dir: path.join(DIR, 'limited') }));
 	} finally {
 		await sandbox.stop();
 		await queue.stopEverything();
 	}
 	if (out.single) writeCompare(out, writeSuite);
+}
+
+(async () => {
+	// Only this run's suites are rendered: results of an earlier run (another commit) go first.
+	const resultsDir = path.join(ROOT, '.bench-results', 'queue');
+	fs.rmSync(resultsDir, { recursive: true, force: true });
+	fs.mkdirSync(resultsDir, { recursive: true });
+	if (ONLY === undefined || ONLY === 'compare' || ONLY === 'limited') await inN8n(resultsDir);
+	if (ONLY === undefined || ONLY === 'model') modelled(resultsDir);
 	const report = spawnSync(
 		process.execPath,
 		[

@@ -60,6 +60,15 @@ export interface SimulationOptions {
 	/** Round trips vary by up to this share of `latencyMs` either way (seeded: the same each run). */
 	jitter?: number;
 	seed?: number;
+	/** Which process runs the n-th execution (default: each in turn). */
+	processOf?: (n: number) => number;
+	/**
+	 * n8n's event loop stalls: for `ms` of every `everyMs` (each process at its own phase) nothing
+	 * of the process runs, and reads it let go before are put on the wire only after.
+	 */
+	stalls?: { everyMs: number; ms: number };
+	/** The processes share one read pacer (and its rate-limit gate): what no two n8n processes have. */
+	onePacer?: boolean;
 }
 
 export interface Figures {
@@ -73,6 +82,8 @@ export interface Figures {
 	rateLimited: number;
 	/** Per document: from its run's end to its output read, as a share of its run. */
 	late: number[];
+	/** Per document: the process that waited for it. */
+	processOf: number[];
 	/** Per document: its age at each read of its status, and when it was created. */
 	readAges: number[][];
 	createdAt: number[];
@@ -93,6 +104,7 @@ interface SimRun {
 	/** When its output was read (or, without Include Output, its run seen final). */
 	outputReadAt?: number;
 	readAges: number[];
+	process?: number;
 }
 
 interface SimEvent extends IDataObject {
@@ -122,7 +134,11 @@ export class Simulation {
 	private eventSeq = 0;
 
 	constructor(readonly options: SimulationOptions = {}) {
-		this.processes = Array.from({ length: options.processes ?? 1 }, () => new SimProcess(this));
+		const shared = options.onePacer ? { pacer: new ReadPacer(), gateUntil: 0 } : undefined;
+		this.processes = Array.from(
+			{ length: options.processes ?? 1 },
+			(_, index) => new SimProcess(this, index, shared),
+		);
 	}
 
 	private random = 0;
@@ -161,10 +177,12 @@ export class Simulation {
 			if (this.now < nextStartAt) return this.at(nextStartAt, execution);
 			nextStartAt = this.now + (pattern.startSpacingMs ?? 0);
 			const n = started++;
-			const process = this.processes[n % this.processes.length];
+			const index = this.options.processOf?.(n) ?? n % this.processes.length;
+			const process = this.processes[index];
 			const runs = Array.from({ length: batch }, (_, i) =>
 				this.createRun(pattern, n * batch + i, this.now + ((i + 1) * this.latency) / 2, workflowId),
 			);
+			for (const run of runs) run.process = index;
 			made.push(...runs);
 			this.counts.uploads += batch;
 			// A batch's uploads one after another at half the round trip. As the node does, the runs
@@ -215,6 +233,7 @@ export class Simulation {
 			late: made.map(
 				(run) => ((run.outputReadAt ?? Infinity) - (run.createdAt + run.length)) / run.length,
 			),
+			processOf: made.map((run) => run.process ?? 0),
 			readAges: made.map((run) => run.readAges),
 			createdAt: made.map((run) => run.createdAt),
 			endedAt: Math.max(...executionEnds),
@@ -288,14 +307,35 @@ export class Simulation {
 /** One n8n process: its policy, its pacer and rate-limit gate, and its loop. */
 export class SimProcess {
 	readonly policy = new Policy();
-	readonly pacer = new ReadPacer();
-	private gateUntil = 0;
+	readonly pacer: ReadPacer;
+	/** Until when a 429 closes reads, and the send time of the read it refused. */
+	private readonly gate: { gateUntil: number; refusedSentAt?: number };
 	private running = false;
 	private inFlight = 0;
 	private readonly executions = new Map<Wait, () => void>();
 	private readonly open = new Set<Wait>();
 
-	constructor(private readonly sim: Simulation) {}
+	constructor(
+		private readonly sim: Simulation,
+		private readonly index = 0,
+		shared?: { pacer: ReadPacer; gateUntil: number },
+	) {
+		this.pacer = shared?.pacer ?? new ReadPacer();
+		this.gate = shared ?? { gateUntil: 0 };
+	}
+
+	/** When this process is awake again at `time` (the end of a stall it falls in). */
+	private awake(time: number): number {
+		const stalls = this.sim.options.stalls;
+		if (!stalls) return time;
+		const phase = (this.index * stalls.everyMs) / 2.7;
+		const into = (time + phase) % stalls.everyMs;
+		return into < stalls.ms ? time + stalls.ms - into : time;
+	}
+
+	private at(time: number, fn: () => void): void {
+		this.sim.at(this.awake(time), fn);
+	}
 
 	/** Begins a wait (`open`: more runs are added to it later, it does not end before). */
 	wait(
@@ -324,21 +364,32 @@ export class SimProcess {
 	) {
 		const { sim } = this;
 		const attempt = (): void => {
-			if (this.gateUntil > sim.now) return sim.at(this.gateUntil, attempt);
+			if (this.gate.gateUntil > sim.now) return this.at(this.gate.gateUntil, attempt);
 			if (!this.pacer.trySend(sim.now))
-				return sim.at(Math.max(sim.now + 1, this.pacer.nextSendAt), attempt);
-			sim.counts[kind]++;
+				return this.at(Math.max(sim.now + 1, this.pacer.nextSendAt), attempt);
 			const sentAt = sim.now;
 			if (kind === 'events') this.policy.listSent(sentAt);
-			const roundTrip = sim.latency;
-			const serverAt = sim.now + roundTrip / 2;
+			this.at(sim.now, () => {
+				// As the transport: a read not yet on the wire when a 429 came for one sent before it is held back.
+				if (this.gate.gateUntil > sim.now && sentAt >= (this.gate.refusedSentAt ?? Infinity))
+					return attempt();
+				sim.counts[kind]++;
+				const roundTrip = sim.latency;
+				sim.at(sim.now + roundTrip / 2, () => arrive(sentAt, roundTrip));
+			});
+		};
+		const arrive = (sentAt: number, roundTrip: number): void => {
+			const serverAt = sim.now;
 			const retryAfter = sim.limited(serverAt);
 			const value = retryAfter === undefined ? answer(serverAt) : undefined;
-			sim.at(sim.now + roundTrip, () => {
+			this.at(sim.now + roundTrip / 2, () => {
 				if (retryAfter === undefined) return done(value as T);
 				sim.counts.rateLimited++;
-				if (this.gateUntil <= sim.now) this.pacer.rateLimited(sim.now, retryAfter, sentAt);
-				this.gateUntil = Math.max(this.gateUntil, sim.now + retryAfter);
+				if (this.gate.gateUntil <= sim.now) {
+					this.pacer.rateLimited(sim.now, retryAfter, sentAt);
+					this.gate.refusedSentAt = sentAt;
+				}
+				this.gate.gateUntil = Math.max(this.gate.gateUntil, sim.now + retryAfter);
 				attempt();
 			});
 		};
@@ -428,7 +479,7 @@ export class SimProcess {
 		if (readListUntil !== undefined) this.readList();
 		for (const run of checks) this.check(run);
 		const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - sim.now));
-		sim.at(sim.now + (this.inFlight > 0 ? BUSY_SLICE_MS : idle), () => this.turn());
+		this.at(sim.now + (this.inFlight > 0 ? BUSY_SLICE_MS : idle), () => this.turn());
 	}
 }
 
