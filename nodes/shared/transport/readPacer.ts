@@ -44,8 +44,9 @@ export class ReadPacer {
 		if (this.trustedLimit(now) !== undefined) {
 			// A read after a pause may go close behind the one before (below), but under a trusted
 			// limit not so that a second holds more than the pace: the API's window would refuse one.
-			// The second is counted a step long (the pace's step under the limit), so that reads that
-			// start a window together (after a 429's wait) leave its last place free for answers' jitter.
+			// The second is counted a step long (the pace's step under the limit): at the pace no 1.02 s
+			// holds more than the limit, so reads that start a window together (after a 429's wait)
+			// leave the API's window a fiftieth of a second of slack for the jitter of their sends.
 			const span = SECOND_MS * (1 + SLOW_GROWTH);
 			const recent = this.sentAt.filter((at) => at > now - span);
 			if (recent.length >= Math.ceil(this.readsPerSecond * (1 + SLOW_GROWTH)))
