@@ -30,6 +30,11 @@ export class ReadPacer {
 	/** The last 429 under the trusted limit: what was sent in the second before it, and when. */
 	private under?: { sent: number; at: number };
 	private readonly sentAt: number[] = [];
+	/** For each read in `sentAt`, the reads sent in the second up to it; the most among those let go
+	 * since a limit was last learnt (reads since `learntAt` count). */
+	private readonly inSecond: number[] = [];
+	private busiestEarlier = 0;
+	private learntAt = -Infinity;
 	/** Reads waiting for a slot, in the order they first asked: a slot goes to the first. */
 	private readonly queue = new Set<object>();
 
@@ -62,7 +67,11 @@ export class ReadPacer {
 			if (!this.heldSinceSend && !burst) this.heldSince = undefined;
 			this.heldSinceSend = false;
 			this.sentAt.push(now);
-			while (this.sentAt[0] < now - SENDS_KEPT_MS) this.sentAt.shift();
+			this.inSecond.push(this.sentAt.length - this.sentAt.findIndex((at) => at > now - SECOND_MS));
+			while (this.sentAt[0] < now - SENDS_KEPT_MS) {
+				const [at, count] = [this.sentAt.shift()!, this.inSecond.shift()!];
+				if (at >= this.learntAt) this.busiestEarlier = Math.max(this.busiestEarlier, count);
+			}
 			if (ticket) this.queue.delete(ticket);
 			return true;
 		}
@@ -88,7 +97,15 @@ export class ReadPacer {
 		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
 		// Sent before the refused read: not answered (answers come late), nor after it (limit full).
 		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
-		const [counted, trusted] = [Math.max(1, sent.length), this.trustedLimit(now)];
+		const trusted = this.trustedLimit(now);
+		// With no limit trusted, a second this process sent under half its busiest in is one that
+		// others filled: the API let its busiest second through, so that is the least it learns (a
+		// queue-mode worker that took the count of such a second, 0 or 2 reads, kept that pace for a
+		// minute). With nothing of its own sent yet, it learns nothing.
+		const busiest = this.busiestBefore(refusedSentAt);
+		const quiet = trusted === undefined && sent.length < busiest / 2;
+		if (trusted === undefined && busiest === 0) return;
+		const counted = quiet ? busiest : Math.max(1, sent.length);
 		let limit = Math.min(trusted ?? Infinity, counted);
 		if (trusted !== undefined && counted < trusted) {
 			// Under the pace's own cap one 429 below the limit is most often a burst (n8n's event loop
@@ -100,7 +117,15 @@ export class ReadPacer {
 			limit = Math.max(counted, before);
 		}
 		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit) * BACK_OFF);
-		this.limit = { perSecond: limit, at: now };
+		[this.limit, this.learntAt, this.busiestEarlier] = [{ perSecond: limit, at: now }, now, 0];
+	}
+
+	/** The most reads sent within one second before `at`, since a limit was last learnt. */
+	private busiestBefore(at: number): number {
+		let busiest = this.busiestEarlier;
+		for (const [i, sentAt] of this.sentAt.entries())
+			if (sentAt < at && sentAt >= this.learntAt) busiest = Math.max(busiest, this.inSecond[i]);
+		return busiest;
 	}
 
 	/** The limit learnt at the last 429, for LIMIT_TRUSTED_MS after it. */

@@ -110,6 +110,23 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(50 * BACK_OFF);
 	});
 
+	it('with no limit learnt, a 429 after a quiet second learns the busiest second before it (others filled the quiet one); with none of its reads sent yet, nothing', () => {
+		// A queue-mode worker: 40 reads in its busiest second, then one read in the second before its
+		// refused read, while the other worker filled the limit. It learnt 1 a second and kept it for a
+		// minute (its last outputs read 139 s late in the queue-mode row).
+		const pacer = new ReadPacer();
+		heldOver(pacer, 2000, 40);
+		pacer.readsPerSecond = START_RATE;
+		expect(pacer.trySend(3500)).toBe(true);
+		pacer.rateLimited(4000, 1000, 3990);
+		expect(pacer.readsPerSecond).toBeCloseTo(40 * BACK_OFF);
+		// A read refused before any of this process's went: the window was all another's.
+		const fresh = new ReadPacer();
+		fresh.rateLimited(100, 1000, 100);
+		expect(fresh.readsPerSecond).toBe(START_RATE);
+		expect(holdBack(fresh, 101, 200)).toBeGreaterThan(15);
+	});
+
 	it('after a 429 grows back to a step under the limit after a second held back; past it, once no longer trusted, by SLOW_GROWTH a second', () => {
 		const pacer = new ReadPacer();
 		refusedAfter(pacer, 1500, 50);

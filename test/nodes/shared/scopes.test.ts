@@ -63,7 +63,9 @@ test('one API spelled two ways (the scheme in capitals, a trailing slash) is one
 
 test(`a key in use keeps its read pacer and what its runs taught while more than ${KEYS_KEPT} other keys come and go (the least recently used goes, not the oldest)`, async () => {
 	const key = env.credentials;
-	// The key learns a run length, and a read limit from a 429.
+	// The key learns a run length, and then a read limit from a 429 (one refusing its first read
+	// ever would teach none: none of its reads was in that window).
+	await submitAndWait(key, 600);
 	await env.sandbox.control.addFault({
 		kind: 'rate429',
 		retryAfter: 1,
