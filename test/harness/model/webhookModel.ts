@@ -983,6 +983,7 @@ export const webhookStep = {
 	apiFails: (...faults: Fault[]) => sharedStep.apiFails(faults, STYLE),
 	deactivateFor: (downMs: number) => sharedStep.deactivateFor(downMs, STYLE),
 	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
+	latency: (ms: number) => sharedStep.latency(ms),
 	create: (...specs: Array<{ type: number; lateMs: number; deliveries: number[] }>) =>
 		new CreateEvents(specs),
 	forged: (kind: 'now' | 'old' | 'ping', durationMs: number, spacingMs: number) =>

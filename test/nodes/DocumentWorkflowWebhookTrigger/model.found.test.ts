@@ -217,3 +217,47 @@ test(`forged ids spaced just over a look again's pace cost at most a read a seco
 		step.forged('now', 60_000, 1250),
 	]);
 }, 60_000);
+
+test(`MODEL_SEED=-625386871: a look back that counts where late events entered reads on from the page that showed it, not asking for it again: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// Three hours down, then a burst of 179 and two of 20 whose ids lie among its ids; a crash loses
+	// the deliveries of the two, and the service's repeats come to a new process with the API at
+	// 2 s a request. The read that goes over the 179 found by counting where the 40 entered (on
+	// page 1), then asked for that page again by key: six requests, past its 10 s bound, and the
+	// last two events came out with the next read, 18 s after their delivery.
+	const setup = {
+		...quietApi,
+		events: [],
+		api: { ...quietApi.api, latencyMs: 0 },
+		startOffsetMs: 10,
+		history: { spread: 250, recent: 6, expiring: 40 },
+	};
+	await checkWebhookHistory('deliveries', setup, [
+		step.restart(10_800_000),
+		step.burst(179, 0),
+		step.deliverAgain(12, false, false),
+		step.crashMidEmit(),
+		step.copyWorkflow(),
+		step.latency(2000),
+		step.burst(20, 0),
+		step.burst(20, 0),
+	]);
+}, 60_000);
+
+test(`MODEL_SEED=1218956007: three workflows on a key paced at a read a second ask no page twice in a look back: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// A 429 at activation taught the key's pacer a read a second. An event committed 10 s late
+	// below a burst of 101: each trigger's look back for the next event counted pages 2 and 1,
+	// asked for page 1 again by key, and read past the newest id twice (once for new events,
+	// once going on from `after`, which had reached it): 15 requests at a read a second, the
+	// event out 10.4 to 12.1 s after its deliveries. Asked once each: 12, within 10 s.
+	const setup = {
+		...quietApi,
+		api: { ...quietApi.api, latencyMs: 0 },
+		activationFaults: [{ kind: '429' as const, retryAfterS: 1, asDate: false }],
+	};
+	await checkWebhookHistory('deliveries', setup, [
+		step.create({ type: 0, lateMs: 10_000, deliveries: [] }),
+		step.copyWorkflow(),
+		step.copyWorkflow(),
+		step.burst(101, 0),
+	]);
+}, 60_000);
