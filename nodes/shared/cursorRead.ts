@@ -81,6 +81,8 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		return page;
 	};
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
+	/** The page where counting found something entered, from that place on: a read on from there starts with it instead of asking for it again (each request may cost a second under a read limit). */
+	let entered: { from: string | null; page: EventPage } | undefined;
 	/** Reads on from `from` until `until`, or until it has gone over `known` ids done before; with `sinceMs` (all up to `from` was in place then) `after` moves over it. */
 	const forward = async (
 		from: string | null,
@@ -92,7 +94,12 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			for (let pages = 0; !done && goneOver < known; pages++) {
 				const room = options.maxEvents - added;
 				if (room <= 0 || (requests > 0 && Date.now() >= until)) break;
-				const page = await ask({ after, page: 1, pageSize: Math.min(MAX_PAGE_SIZE, room) });
+				const kept = pages === 0 && entered?.from === from ? entered.page : undefined;
+				entered = kept ? undefined : entered;
+				const page =
+					kept && kept.events.length <= room
+						? kept
+						: await ask({ after, page: 1, pageSize: Math.min(MAX_PAGE_SIZE, room) });
 				if (pages === 0 && from === cursor.after && Number.isNaN(sinceMs)) sinceMs = timeOf(page);
 				for (const event of page.events) {
 					const id = idOf(event);
@@ -129,13 +136,26 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			} else {
 				// The first page not all in place holds the first place something entered.
 				let firstOff = countable ? last.count : 0;
+				let offPage = countable ? { ...last, number: pages } : undefined;
 				for (let low = 1, high = countable ? pages : 1; low < high; ) {
 					const middle = Math.floor((low + high) / 2);
-					const { count } = await inPlace(ask, cursor.after, ids, middle);
-					if (count === middle * MAX_PAGE_SIZE) low = middle + 1;
-					else [high, firstOff] = [middle, count];
+					const probe = await inPlace(ask, cursor.after, ids, middle);
+					if (probe.count === middle * MAX_PAGE_SIZE) low = middle + 1;
+					else [high, firstOff, offPage] = [middle, probe.count, { ...probe, number: middle }];
 				}
 				const upTo = firstOff > 0 ? ids[firstOff - 1] : cursor.after;
+				if (offPage) {
+					// The rest of that page is the list after `upTo`, as a read by key from there lists it.
+					const { answer, number } = offPage;
+					const skip = firstOff - (number - 1) * MAX_PAGE_SIZE;
+					const [events, count, listed] = [
+						answer.events.slice(skip),
+						answer.count - firstOff,
+						answer.listed - skip,
+					];
+					if (events.length > 0)
+						entered = { from: upTo, page: { ...answer, events, count, listed } };
+				}
 				if (firstOff > 0) next = moveAfter(next, upTo, sinceMs, options.overlapMs);
 				// First, in at most half the time, what `after` could move over now, with the late events in
 				// it (so `listed` stays one overlap window while catching up, on any machine); then new events.
@@ -143,8 +163,9 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 				const old = ids.slice(firstOff).filter((id) => (cursor.listed[id] ?? Infinity) < limit);
 				const half = (Date.now() + options.until) / 2;
 				if (old.length > 0) await forward(upTo, { sinceMs, known: old.length, until: half });
-				const caughtUp = await forward(newest);
 				const resume = compareIds(next.after ?? '', upTo ?? '') > 0 ? next.after : upTo;
+				// Where `after` has reached the newest id, reading on from it is the read of new events: asked once.
+				const caughtUp = resume === newest || (await forward(newest));
 				complete = caughtUp && (await forward(resume, { sinceMs }));
 			}
 		}

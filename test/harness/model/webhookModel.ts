@@ -445,20 +445,27 @@ export class WebhookWorld implements StepWorld {
 				);
 				if (!next) continue;
 				// A 429 may keep that delivery's read from the list for longer than a delivery is held
-				// (the node then keeps the id owed): the rule counts from the first delivery after the wait.
-				const waitEnds = this.apiWaitsUntil(next.arrivedAt);
-				let deadline = waitEnds + DELIVERY_RULE_MS;
-				if (waitEnds > next.arrivedAt) {
+				// (the node then keeps the id owed): the rule counts from the first delivery after the wait,
+				// and on from the next one after that one's own wait where it outlasts it too.
+				let waitEnds = this.apiWaitsUntil(next.arrivedAt);
+				let [deadline, waiting] = [waitEnds + DELIVERY_RULE_MS, waitEnds > next.arrivedAt];
+				while (waiting) {
+					// A read the API failed once reads reopened for it is a failed read, as above: the rule
+					// runs from the next one.
 					const after = mine.find(
 						(d) =>
 							d.kind === 'genuine' &&
 							d.status === 202 &&
 							d.arrivedAt >= waitEnds + SECOND &&
-							!this.lostWhileHeld(d),
+							!this.lostWhileHeld(d) &&
+							!this.failedWhileHeld(d, this.apiWaitsUntil(d.arrivedAt)),
 					);
-					if (!after) continue;
-					deadline = Math.max(deadline, this.apiWaitsUntil(after.arrivedAt) + DELIVERY_RULE_MS);
+					if (!after) break;
+					waitEnds = this.apiWaitsUntil(after.arrivedAt);
+					deadline = Math.max(deadline, waitEnds + DELIVERY_RULE_MS);
+					waiting = waitEnds > (after.endedAt ?? Infinity);
 				}
+				if (waiting) continue;
 				// A backlog before it is read at the API's pace: its full pages, one request each, come first.
 				deadline += this.backlogPages(event, next.arrivedAt, got) * this.api.settings.latencyMs;
 				const at = got.get(event.id);
@@ -491,14 +498,15 @@ export class WebhookWorld implements StepWorld {
 	}
 
 	/**
-	 * The API failed a read while n8n held the delivery (5xx, a reset, a 429): the node gives up
-	 * after its retries and keeps the ids owed for a later delivery, which the rule then counts from.
+	 * The API failed a read while n8n held the delivery (5xx, a reset, a 429), from `from` on (when
+	 * reads reopened for it): the node gives up after its retries and keeps the ids owed for a later
+	 * delivery, which the rule then counts from.
 	 */
-	private failedWhileHeld(delivery: DeliveryRecord): boolean {
+	private failedWhileHeld(delivery: DeliveryRecord, from = delivery.arrivedAt): boolean {
 		return this.api.requests.some(
 			(r) =>
 				r.process === delivery.process &&
-				r.sentAt >= delivery.arrivedAt &&
+				r.sentAt >= from &&
 				r.sentAt <= (delivery.endedAt ?? Infinity) &&
 				(r.status === 'reset' || r.status >= 429),
 		);
@@ -983,6 +991,7 @@ export const webhookStep = {
 	apiFails: (...faults: Fault[]) => sharedStep.apiFails(faults, STYLE),
 	deactivateFor: (downMs: number) => sharedStep.deactivateFor(downMs, STYLE),
 	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
+	latency: (ms: number) => sharedStep.latency(ms),
 	create: (...specs: Array<{ type: number; lateMs: number; deliveries: number[] }>) =>
 		new CreateEvents(specs),
 	forged: (kind: 'now' | 'old' | 'ping', durationMs: number, spacingMs: number) =>
