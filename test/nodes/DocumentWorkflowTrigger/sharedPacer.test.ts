@@ -19,12 +19,9 @@ const env = useSandbox();
 test("a 429 met by a poll is learnt by the key's one read pacer: the registry's pacer for the key is the one the poll slowed", async () => {
 	const now = (await env.sandbox.control.getClock()).nowMs;
 	await env.sandbox.control.createEvents(spreadEvents(300, now - DAY, now - 1000));
-	await env.sandbox.control.addFault({
-		pathPrefix: '/events',
-		kind: 'rate429',
-		retryAfter: 1,
-		count: 1,
-	});
+	// The API's own read limit, so that the refused read follows reads of the poll's: a 429 on a
+	// key's very first read teaches its pacer nothing (none of its reads were in that window).
+	await env.sandbox.control.setRateLimits({ reads: { limit: 2, windowMs: 1000 } });
 	const host = new TriggerHost(env.sandbox, { options: { startFrom: 'oldest' } });
 	const result = await host.activate();
 	expect(result.error).toBeUndefined();
