@@ -15,14 +15,16 @@ import type { Section } from './results';
 import { median, round, writeSuiteResults } from './results';
 
 const SEEDS = 20;
-const EXECUTIONS = 200;
-const RUN_MS = 5000;
-const READ_LIMIT = 50;
-const ARRIVAL_GAP_MS = 25;
-/** The real row's bounds (scripts/bench/queue-limited.js). */
-const FAIR_FACTOR = 1.5;
-const FAIR_SLACK_MS = 2000;
-const MAX_429_SHARE = 0.005;
+/** The real row's shape and bounds (scripts/bench/queue-limited.js takes the same). */
+const {
+	EXECUTIONS,
+	RUN_MS,
+	READ_LIMIT,
+	ARRIVAL_GAP_MS,
+	FAIR_FACTOR,
+	FAIR_SLACK_MS,
+	MAX_429_SHARE,
+} = require('../scripts/bench/queue-row') as Record<string, number>;
 /** How the real row's queue gave executions out (its request logs, ten runs): see `bullBlocks`. */
 const EARLY = 100;
 

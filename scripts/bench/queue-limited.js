@@ -25,21 +25,16 @@ const { nodeWebhookWorkflow } = require('./workflows');
 
 const ROOT = path.join(__dirname, '..', '..');
 const COUNT_SCALE = Number(process.env.BENCH_N8N_SCALE ?? 1);
-const EXECUTIONS = Math.max(1, Math.round(200 * COUNT_SCALE));
+const ROW = require('./queue-row');
+const { RUN_MS, READ_LIMIT, ARRIVAL_GAP_MS, MAX_429_SHARE, FAIR_FACTOR, FAIR_SLACK_MS } = ROW;
+const EXECUTIONS = Math.max(1, Math.round(ROW.EXECUTIONS * COUNT_SCALE));
 /** Executions each worker runs at once: enough for all of them to be alive together, as in the regular-mode `limited` row. */
 const WORKER_CONCURRENCY = Math.max(10, Math.ceil(EXECUTIONS / 2));
-const RUN_MS = 5000;
-const READ_LIMIT = 50;
 /** The limit's window: a worker's first 429 closes its reads for at least this long (Retry-After). */
 const LIMIT_WINDOW_MS = 1000;
-const ARRIVAL_GAP_MS = 25;
 const SETTLE_MS = 2000;
-const MAX_429_SHARE = 0.005;
 const MAX_REQUESTS = 4;
 const RUNS = Math.max(1, Number(process.env.BENCH_QUEUE_RUNS ?? 5));
-/** Fair shares: each worker's worst output lateness within this factor of the other's, or within FAIR_SLACK_MS of it. */
-const FAIR_FACTOR = 1.5;
-const FAIR_SLACK_MS = 2000;
 const WEBHOOK_PATH = 'dw-bench-queue-limited';
 /** The document's reference names the execution, so each run is put to the worker that ran it. */
 const REFERENCE = '={{ $json.reference + "@" + $execution.id }}';
