@@ -25,14 +25,14 @@ export class ReadPacer {
 	/** Since when reads are held back, no read going unheld meanwhile. */
 	private heldSince?: number;
 	private heldSinceSend = false;
-	/** Sent in the second before the last refused read (the limit is at most that), and when. */
+	/** The limit learnt at the last 429 that taught one (see `rateLimited`), and when. */
 	private limit?: { perSecond: number; at: number };
 	/** The last 429 under the trusted limit: what was sent in the second before it, and when. */
 	private under?: { sent: number; at: number };
 	private readonly sentAt: number[] = [];
-	/** For each read in `sentAt`, the reads sent in the second up to it; the most among those let go
-	 * since a limit was last learnt (reads since `learntAt` count). */
+	/** For each read in `sentAt`, the reads sent in the second up to it. */
 	private readonly inSecond: number[] = [];
+	/** The most of those among reads let go from `sentAt` that were sent since `learntAt`. */
 	private busiestEarlier = 0;
 	private learntAt = -Infinity;
 	/** Reads waiting for a slot, in the order they first asked: a slot goes to the first. */
