@@ -49,9 +49,9 @@ export class ReadPacer {
 		if (this.trustedLimit(now) !== undefined) {
 			// A read after a pause may go close behind the one before (below), but under a trusted
 			// limit not so that a second holds more than the pace: the API's window would refuse one.
-			// The second is counted a step long (the pace's step under the limit): at the pace no 1.02 s
-			// holds more than the limit, so reads that start a window together (after a 429's wait)
-			// leave the API's window a fiftieth of a second of slack for the jitter of their sends.
+			// The second is counted a step long (the pace's step under the limit, at a limit of 1 too):
+			// at the pace no 1.02 s holds more than the limit, so reads that start a window together
+			// (after a 429's wait) leave the API's window a fiftieth of a second of slack for jitter.
 			const span = SECOND_MS * (1 + SLOW_GROWTH);
 			const recent = this.sentAt.filter((at) => at > now - span);
 			if (recent.length >= Math.ceil(this.readsPerSecond * (1 + SLOW_GROWTH)))
@@ -98,10 +98,9 @@ export class ReadPacer {
 		// Sent before the refused read: not answered (answers come late), nor after it (limit full).
 		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
 		const trusted = this.trustedLimit(now);
-		// With no limit trusted, a second this process sent under half its busiest in is one that
-		// others filled: the API let its busiest second through, so that is the least it learns (a
-		// queue-mode worker that took the count of such a second, 0 or 2 reads, kept that pace for a
-		// minute). With nothing of its own sent yet, it learns nothing.
+		// With no limit trusted, a second this process sent under half its busiest in is one others
+		// filled (a worker that learnt its 0 or 2 reads kept that pace a minute): the API let its
+		// busiest second through, the least it learns. With none of its own sent, it learns nothing.
 		const busiest = this.busiestBefore(refusedSentAt);
 		const quiet = trusted === undefined && sent.length < busiest / 2;
 		if (trusted === undefined && busiest === 0) return;
@@ -116,7 +115,8 @@ export class ReadPacer {
 			if (!before) return;
 			limit = Math.max(counted, before);
 		}
-		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit) * BACK_OFF);
+		// Down to BACK_OFF of the limit, a limit of 1 too: the pace stays a step under it.
+		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit)) * BACK_OFF;
 		[this.limit, this.learntAt, this.busiestEarlier] = [{ perSecond: limit, at: now }, now, 0];
 	}
 

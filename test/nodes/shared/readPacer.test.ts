@@ -205,6 +205,23 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(12 * (1 - SLOW_GROWTH));
 	});
 
+	it('under a trusted limit of 1 no second holds 2 reads: the pace backs off and grows to a step under 1 a second', () => {
+		const pacer = new ReadPacer();
+		refusedAfter(pacer, 1500, 1);
+		const backedOff = pacer.readsPerSecond;
+		const sent: number[] = [];
+		const send = (t: number) => {
+			while (pacer.trySend(t)) sent.push(t);
+		};
+		// Reads after pauses (several at once, as answers come back together), then held back all along.
+		for (let t = 1600; t < 30_000; t += 1) if (t < 15_000 ? t % 2500 < 5 : true) send(t);
+		// The API's window is a second from its first read: none may hold a second read.
+		const most = Math.max(...sent.map((at) => sent.filter((x) => x >= at && x < at + 1000).length));
+		expect(most).toBe(1);
+		expect([backedOff, pacer.readsPerSecond]).toEqual([BACK_OFF, 1 - SLOW_GROWTH]);
+		expect(sent.filter((t) => t >= 15_000).length).toBeGreaterThanOrEqual(14);
+	});
+
 	it(`learns nothing from a 429 whose Retry-After is longer than ${LIMIT_TRUSTED_MS} ms: that limit is not counted per second`, () => {
 		const pacer = new ReadPacer();
 		heldOver(pacer, 1100, 3);
