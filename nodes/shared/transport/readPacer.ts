@@ -32,9 +32,9 @@ export class ReadPacer {
 	private readonly sentAt: number[] = [];
 	/** For each read in `sentAt`, the reads sent in the second up to it. */
 	private readonly inSecond: number[] = [];
-	/** The most of those among reads let go from `sentAt` that were sent since `learntAt`. */
+	/** The most of those let through, of reads let go from `sentAt` or sent before `countedSince`. */
 	private busiestEarlier = 0;
-	private learntAt = -Infinity;
+	private countedSince = -Infinity;
 	/** Reads waiting for a slot, in the order they first asked: a slot goes to the first. */
 	private readonly queue = new Set<object>();
 
@@ -70,7 +70,7 @@ export class ReadPacer {
 			this.inSecond.push(this.sentAt.length - this.sentAt.findIndex((at) => at > now - SECOND_MS));
 			while (this.sentAt[0] < now - SENDS_KEPT_MS) {
 				const [at, count] = [this.sentAt.shift()!, this.inSecond.shift()!];
-				if (at >= this.learntAt) this.busiestEarlier = Math.max(this.busiestEarlier, count);
+				if (at >= this.countedSince) this.busiestEarlier = Math.max(this.busiestEarlier, count);
 			}
 			if (ticket) this.queue.delete(ticket);
 			return true;
@@ -93,15 +93,15 @@ export class ReadPacer {
 
 	/** A 429 for a read sent at `refusedSentAt`; a limit per second unless `Retry-After` is long. */
 	rateLimited(now: number, retryAfterMs = SECOND_MS, refusedSentAt = now): void {
-		this.heldSince = undefined;
-		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
-		// Sent before the refused read: not answered (answers come late), nor after it (limit full).
+		// Counted before the refused read: not answered (answers come late), nor after it (limit full).
 		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
+		const busiest = this.busiestBefore(refusedSentAt);
+		[this.heldSince, this.busiestEarlier, this.countedSince] = [undefined, busiest, now];
+		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
 		const trusted = this.trustedLimit(now);
 		// With no limit trusted, a second this process sent under half its busiest in is one others
 		// filled (a worker that learnt its 0 or 2 reads kept that pace a minute): the API let its
 		// busiest second through, the least it learns. With none of its own sent, it learns nothing.
-		const busiest = this.busiestBefore(refusedSentAt);
 		const quiet = trusted === undefined && sent.length < busiest / 2;
 		if (trusted === undefined && busiest === 0) return;
 		const counted = quiet ? busiest : Math.max(1, sent.length);
@@ -117,14 +117,14 @@ export class ReadPacer {
 		}
 		// Down to BACK_OFF of the limit, a limit of 1 too: the pace stays a step under it.
 		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit)) * BACK_OFF;
-		[this.limit, this.learntAt, this.busiestEarlier] = [{ perSecond: limit, at: now }, now, 0];
+		[this.limit, this.busiestEarlier] = [{ perSecond: limit, at: now }, 0];
 	}
 
-	/** The most reads sent within one second before `at`, since a limit was last learnt. */
+	/** The most reads sent in a second the API let through before `at`, since a limit was learnt. */
 	private busiestBefore(at: number): number {
 		let busiest = this.busiestEarlier;
 		for (const [i, sentAt] of this.sentAt.entries())
-			if (sentAt < at && sentAt >= this.learntAt) busiest = Math.max(busiest, this.inSecond[i]);
+			if (sentAt < at && sentAt >= this.countedSince) busiest = Math.max(busiest, this.inSecond[i]);
 		return busiest;
 	}
 

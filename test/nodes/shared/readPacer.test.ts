@@ -222,6 +222,21 @@ describe('ReadPacer', () => {
 		expect(sent.filter((t) => t >= 15_000).length).toBeGreaterThanOrEqual(14);
 	});
 
+	it('a 429 that teaches nothing still ends the seconds counted toward the busiest: those from its refused read on met a full limit', () => {
+		// A worker's first read was refused (another had filled the limit), and its next reads left
+		// while the 429 came back: the API let none of their seconds through.
+		const pacer = new ReadPacer();
+		expect(holdBack(pacer, 1000, 1199)).toBeGreaterThan(30);
+		pacer.rateLimited(1200, 1000, 1000);
+		// After its wait 12 reads go in a second, then one in a quiet second before a refused read:
+		// the busiest second the API let through is the 12.
+		heldOver(pacer, 3200, 12);
+		pacer.readsPerSecond = START_RATE;
+		expect(pacer.trySend(4300)).toBe(true);
+		pacer.rateLimited(4500, 1000, 4400);
+		expect(pacer.readsPerSecond).toBeCloseTo(12 * BACK_OFF);
+	});
+
 	it(`learns nothing from a 429 whose Retry-After is longer than ${LIMIT_TRUSTED_MS} ms: that limit is not counted per second`, () => {
 		const pacer = new ReadPacer();
 		heldOver(pacer, 1100, 3);
