@@ -27,7 +27,7 @@ export class ReadPacer {
 	private heldSinceSend = false;
 	/** The limit learnt at the last 429 that taught one (see `rateLimited`), and when. */
 	private limit?: { perSecond: number; at: number };
-	/** The last 429 under the trusted limit: what was sent in the second before it, and when. */
+	/** The last 429 under the trusted limit or of the pair that set it: what it counted, and when. */
 	private under?: { sent: number; at: number };
 	private readonly sentAt: number[] = [];
 	/** For each read in `sentAt`, the reads sent in the second up to it. */
@@ -109,12 +109,12 @@ export class ReadPacer {
 		if (trusted !== undefined && counted < trusted) {
 			// Under the pace's own cap one 429 below the limit is most often a burst (n8n's event loop
 			// sent reads late, together): the limit and the pace stay. A second soon after is a lower
-			// limit (another process took a share of it).
+			// limit (another process took a share of it). A limit learnt otherwise ends the pairing.
 			const before = this.under && now - this.under.at < LOWER_AFTER_MS ? this.under.sent : 0;
 			this.under = { sent: counted, at: now };
 			if (!before) return;
 			limit = Math.max(counted, before);
-		}
+		} else this.under = undefined;
 		// Down to BACK_OFF of the limit, a limit of 1 too: the pace stays a step under it.
 		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit)) * BACK_OFF;
 		[this.limit, this.busiestEarlier] = [{ perSecond: limit, at: now }, 0];

@@ -222,6 +222,21 @@ describe('ReadPacer', () => {
 		expect(sent.filter((t) => t >= 15_000).length).toBeGreaterThanOrEqual(14);
 	});
 
+	it('a 429 under a newly learnt limit does not pair with one under the limit before: alone, it is a burst (and never raises the limit)', () => {
+		const pacer = new ReadPacer();
+		refusedAfter(pacer, 1500, 20);
+		holdBack(pacer, 1600, 50_000);
+		// A burst under the trusted 20, late in its trust: the limit stays.
+		refusedAfter(pacer, 55_000, 18);
+		holdBack(pacer, 55_100, 62_000);
+		// Past the trust, a 429 with 10 sent (another process took a share): 10 is learnt.
+		refusedAfter(pacer, 63_500, 10);
+		// One under it within LOWER_AFTER_MS of the burst: alone under the limit of 10, a burst too.
+		refusedAfter(pacer, 55_000 + LOWER_AFTER_MS - 100, 9);
+		holdBack(pacer, 65_000, 85_000);
+		expect(pacer.readsPerSecond).toBeCloseTo(10 * (1 - SLOW_GROWTH));
+	});
+
 	it('a 429 that teaches nothing still ends the seconds counted toward the busiest: those from its refused read on met a full limit', () => {
 		// A worker's first read was refused (another had filled the limit), and its next reads left
 		// while the 429 came back: the API let none of their seconds through.
