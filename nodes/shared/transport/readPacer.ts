@@ -25,16 +25,16 @@ export class ReadPacer {
 	/** Since when reads are held back, no read going unheld meanwhile. */
 	private heldSince?: number;
 	private heldSinceSend = false;
-	/** Sent in the second before the last refused read (the limit is at most that), and when. */
+	/** The limit learnt at the last 429 that taught one (see `rateLimited`), and when. */
 	private limit?: { perSecond: number; at: number };
-	/** The last 429 under the trusted limit: what was sent in the second before it, and when. */
+	/** The last 429 under the trusted limit or of the pair that set it: what it counted, and when. */
 	private under?: { sent: number; at: number };
 	private readonly sentAt: number[] = [];
-	/** For each read in `sentAt`, the reads sent in the second up to it; the most among those let go
-	 * since a limit was last learnt (reads since `learntAt` count). */
+	/** For each read in `sentAt`, the reads sent in the second up to it. */
 	private readonly inSecond: number[] = [];
+	/** The most of those let through, of reads let go from `sentAt` or sent before `countedSince`. */
 	private busiestEarlier = 0;
-	private learntAt = -Infinity;
+	private countedSince = -Infinity;
 	/** Reads waiting for a slot, in the order they first asked: a slot goes to the first. */
 	private readonly queue = new Set<object>();
 
@@ -49,9 +49,9 @@ export class ReadPacer {
 		if (this.trustedLimit(now) !== undefined) {
 			// A read after a pause may go close behind the one before (below), but under a trusted
 			// limit not so that a second holds more than the pace: the API's window would refuse one.
-			// The second is counted a step long (the pace's step under the limit): at the pace no 1.02 s
-			// holds more than the limit, so reads that start a window together (after a 429's wait)
-			// leave the API's window a fiftieth of a second of slack for the jitter of their sends.
+			// The second is counted a step long (the pace's step under the limit, at a limit of 1 too):
+			// at the pace no 1.02 s holds more than the limit, so reads that start a window together
+			// (after a 429's wait) leave the API's window a fiftieth of a second of slack for jitter.
 			const span = SECOND_MS * (1 + SLOW_GROWTH);
 			const recent = this.sentAt.filter((at) => at > now - span);
 			if (recent.length >= Math.ceil(this.readsPerSecond * (1 + SLOW_GROWTH)))
@@ -70,7 +70,7 @@ export class ReadPacer {
 			this.inSecond.push(this.sentAt.length - this.sentAt.findIndex((at) => at > now - SECOND_MS));
 			while (this.sentAt[0] < now - SENDS_KEPT_MS) {
 				const [at, count] = [this.sentAt.shift()!, this.inSecond.shift()!];
-				if (at >= this.learntAt) this.busiestEarlier = Math.max(this.busiestEarlier, count);
+				if (at >= this.countedSince) this.busiestEarlier = Math.max(this.busiestEarlier, count);
 			}
 			if (ticket) this.queue.delete(ticket);
 			return true;
@@ -93,16 +93,15 @@ export class ReadPacer {
 
 	/** A 429 for a read sent at `refusedSentAt`; a limit per second unless `Retry-After` is long. */
 	rateLimited(now: number, retryAfterMs = SECOND_MS, refusedSentAt = now): void {
-		this.heldSince = undefined;
-		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
-		// Sent before the refused read: not answered (answers come late), nor after it (limit full).
+		// Counted before the refused read: not answered (answers come late), nor after it (limit full).
 		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
-		const trusted = this.trustedLimit(now);
-		// With no limit trusted, a second this process sent under half its busiest in is one that
-		// others filled: the API let its busiest second through, so that is the least it learns (a
-		// queue-mode worker that took the count of such a second, 0 or 2 reads, kept that pace for a
-		// minute). With nothing of its own sent yet, it learns nothing.
 		const busiest = this.busiestBefore(refusedSentAt);
+		[this.heldSince, this.busiestEarlier, this.countedSince] = [undefined, busiest, now];
+		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
+		const trusted = this.trustedLimit(now);
+		// With no limit trusted, a second this process sent under half its busiest in is one others
+		// filled (a worker that learnt its 0 or 2 reads kept that pace a minute): the API let its
+		// busiest second through, the least it learns. With none of its own sent, it learns nothing.
 		const quiet = trusted === undefined && sent.length < busiest / 2;
 		if (trusted === undefined && busiest === 0) return;
 		const counted = quiet ? busiest : Math.max(1, sent.length);
@@ -110,21 +109,22 @@ export class ReadPacer {
 		if (trusted !== undefined && counted < trusted) {
 			// Under the pace's own cap one 429 below the limit is most often a burst (n8n's event loop
 			// sent reads late, together): the limit and the pace stay. A second soon after is a lower
-			// limit (another process took a share of it).
+			// limit (another process took a share of it). A limit learnt otherwise ends the pairing.
 			const before = this.under && now - this.under.at < LOWER_AFTER_MS ? this.under.sent : 0;
 			this.under = { sent: counted, at: now };
 			if (!before) return;
 			limit = Math.max(counted, before);
-		}
-		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit) * BACK_OFF);
-		[this.limit, this.learntAt, this.busiestEarlier] = [{ perSecond: limit, at: now }, now, 0];
+		} else this.under = undefined;
+		// Down to BACK_OFF of the limit, a limit of 1 too: the pace stays a step under it.
+		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit)) * BACK_OFF;
+		[this.limit, this.busiestEarlier] = [{ perSecond: limit, at: now }, 0];
 	}
 
-	/** The most reads sent within one second before `at`, since a limit was last learnt. */
+	/** The most reads sent in a second the API let through before `at`, since a limit was learnt. */
 	private busiestBefore(at: number): number {
 		let busiest = this.busiestEarlier;
 		for (const [i, sentAt] of this.sentAt.entries())
-			if (sentAt < at && sentAt >= this.learntAt) busiest = Math.max(busiest, this.inSecond[i]);
+			if (sentAt < at && sentAt >= this.countedSince) busiest = Math.max(busiest, this.inSecond[i]);
 		return busiest;
 	}
 

@@ -205,6 +205,53 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(12 * (1 - SLOW_GROWTH));
 	});
 
+	it('under a trusted limit of 1 no second holds 2 reads: the pace backs off and grows to a step under 1 a second', () => {
+		const pacer = new ReadPacer();
+		refusedAfter(pacer, 1500, 1);
+		const backedOff = pacer.readsPerSecond;
+		const sent: number[] = [];
+		const send = (t: number) => {
+			while (pacer.trySend(t)) sent.push(t);
+		};
+		// Reads after pauses (several at once, as answers come back together), then held back all along.
+		for (let t = 1600; t < 30_000; t += 1) if (t < 15_000 ? t % 2500 < 5 : true) send(t);
+		// The API's window is a second from its first read: none may hold a second read.
+		const most = Math.max(...sent.map((at) => sent.filter((x) => x >= at && x < at + 1000).length));
+		expect(most).toBe(1);
+		expect([backedOff, pacer.readsPerSecond]).toEqual([BACK_OFF, 1 - SLOW_GROWTH]);
+		expect(sent.filter((t) => t >= 15_000).length).toBeGreaterThanOrEqual(14);
+	});
+
+	it('a 429 under a newly learnt limit does not pair with one under the limit before: alone, it is a burst (and never raises the limit)', () => {
+		const pacer = new ReadPacer();
+		refusedAfter(pacer, 1500, 20);
+		holdBack(pacer, 1600, 50_000);
+		// A burst under the trusted 20, late in its trust: the limit stays.
+		refusedAfter(pacer, 55_000, 18);
+		holdBack(pacer, 55_100, 62_000);
+		// Past the trust, a 429 with 10 sent (another process took a share): 10 is learnt.
+		refusedAfter(pacer, 63_500, 10);
+		// One under it within LOWER_AFTER_MS of the burst: alone under the limit of 10, a burst too.
+		refusedAfter(pacer, 55_000 + LOWER_AFTER_MS - 100, 9);
+		holdBack(pacer, 65_000, 85_000);
+		expect(pacer.readsPerSecond).toBeCloseTo(10 * (1 - SLOW_GROWTH));
+	});
+
+	it('a 429 that teaches nothing still ends the seconds counted toward the busiest: those from its refused read on met a full limit', () => {
+		// A worker's first read was refused (another had filled the limit), and its next reads left
+		// while the 429 came back: the API let none of their seconds through.
+		const pacer = new ReadPacer();
+		expect(holdBack(pacer, 1000, 1199)).toBeGreaterThan(30);
+		pacer.rateLimited(1200, 1000, 1000);
+		// After its wait 12 reads go in a second, then one in a quiet second before a refused read:
+		// the busiest second the API let through is the 12.
+		heldOver(pacer, 3200, 12);
+		pacer.readsPerSecond = START_RATE;
+		expect(pacer.trySend(4300)).toBe(true);
+		pacer.rateLimited(4500, 1000, 4400);
+		expect(pacer.readsPerSecond).toBeCloseTo(12 * BACK_OFF);
+	});
+
 	it(`learns nothing from a 429 whose Retry-After is longer than ${LIMIT_TRUSTED_MS} ms: that limit is not counted per second`, () => {
 		const pacer = new ReadPacer();
 		heldOver(pacer, 1100, 3);
