@@ -75,14 +75,16 @@ export class ReadPacer {
 			if (ticket) this.queue.delete(ticket);
 			return true;
 		}
-		[this.heldSince, this.heldSinceSend] = [this.heldSince ?? now, true];
+		this.heldSince ??= now;
+		this.heldSinceSend = true;
 		if (now - this.heldSince < (this.limit ? SECOND_MS : GROWTH_AFTER_MS)) return false;
 		// The rate doubles, up to a step under a trusted limit: a 429 costs a second of slower reads.
 		// Past a limit no longer trusted it grows slowly, to find whether the limit rose.
 		const [rate, trusted] = [this.readsPerSecond, this.trustedLimit(now)];
 		let grown = rate * (this.limit && trusted === undefined ? 1 + SLOW_GROWTH : 2);
 		if (trusted !== undefined) grown = Math.max(rate, Math.min(grown, trusted * (1 - SLOW_GROWTH)));
-		[this.readsPerSecond, this.heldSince] = [grown, now];
+		this.readsPerSecond = grown;
+		this.heldSince = now;
 		return false;
 	}
 
@@ -96,7 +98,9 @@ export class ReadPacer {
 		// Counted before the refused read: not answered (answers come late), nor after it (limit full).
 		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
 		const busiest = this.busiestBefore(refusedSentAt);
-		[this.heldSince, this.busiestEarlier, this.countedSince] = [undefined, busiest, now];
+		this.heldSince = undefined;
+		this.busiestEarlier = busiest;
+		this.countedSince = now;
 		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
 		const trusted = this.trustedLimit(now);
 		// With no limit trusted, a second this process sent under half its busiest in is one others
@@ -117,7 +121,8 @@ export class ReadPacer {
 		} else this.under = undefined;
 		// Down to BACK_OFF of the limit, a limit of 1 too: the pace stays a step under it.
 		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit)) * BACK_OFF;
-		[this.limit, this.busiestEarlier] = [{ perSecond: limit, at: now }, 0];
+		this.limit = { perSecond: limit, at: now };
+		this.busiestEarlier = 0;
 	}
 
 	/** The most reads sent in a second the API let through before `at`, since a limit was learnt. */
