@@ -42,7 +42,7 @@ interface Delivery {
 class Trigger {
 	/** The newest cursor this process knows: what requests loaded, merged with what its reads found. */
 	cursor?: EventCursor;
-	/** Delivered ids not done yet → when delivered (local ms); saved with the cursor, so a restart keeps them. */
+	/** Delivered ids not done yet → when delivered (local ms); saved with the cursor, so a restart keeps them (a loaded copy older than this process's cursor may owe ids done since: not taken back). */
 	owed = new Map<string, number>();
 	/** Ids that rang since the last read started: its first look for them. */
 	rung = new Set<string>();
@@ -82,10 +82,8 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 function makeRoom(trigger: Trigger): boolean {
 	if (trigger.held.size < MAX_HELD) return true;
 	const oldest = [...trigger.held].find((delivery) => delivery.state === 'joined');
-	if (!oldest) return false;
-	trigger.held.delete(oldest);
-	oldest.wake();
-	return true;
+	oldest?.wake(); // it leaves as it runs again, no longer held
+	return !!oldest && trigger.held.delete(oldest);
 }
 
 export class WebhookReaders {
@@ -122,7 +120,8 @@ export class WebhookReaders {
 		const now = Date.now();
 		if (loaded) trigger.cursor = trigger.cursor ? mergeCursors(trigger.cursor, loaded) : loaded;
 		for (const [id, at] of Object.entries(loaded?.owed ?? {}))
-			trigger.owed.set(id, Math.min(at, trigger.owed.get(id) ?? at));
+			if (!isDone(trigger.cursor, id))
+				trigger.owed.set(id, Math.min(at, trigger.owed.get(id) ?? at));
 		for (const id of ids.filter((id) => !trigger.owed.has(id) && !isDone(trigger.cursor, id))) {
 			trigger.owed.set(id, now);
 			trigger.rung.add(id);
