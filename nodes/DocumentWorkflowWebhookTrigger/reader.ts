@@ -14,7 +14,7 @@ import type { EventCursor } from '../shared/eventCursor';
 import { frontier, isDone, loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
 import { readEventPage } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
-import { HOLD_MS, READ_MS, afterRead, firstTiming, nextReadAt, rechecks } from './readPolicy';
+import { READ_MS, afterRead, firstTiming, nextReadAt, rechecks, waitsUntil } from './readPolicy';
 
 /** A trigger without a cursor starts at the newest event created this long before (n8n routes deliveries a moment before activation ends). */
 export const FRESH_START_LOOK_BACK_MS = 60_000;
@@ -30,7 +30,7 @@ export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
 interface Delivery {
 	arrivedAt: number;
-	/** Answered then at the latest, unless a read is in flight: HOLD_MS after it came, until a read's `afterRead` keeps it longer. */
+	/** Answered then at the latest (HOLD_MS after it came, unless a read's `afterRead` keeps it longer), but while it waits for a read in flight (`waitsUntil`). */
 	holdUntil?: number;
 	readsBefore: number;
 	events: IDataObject[];
@@ -42,7 +42,7 @@ interface Delivery {
 class Trigger {
 	/** The newest cursor this process knows: what requests loaded, merged with what its reads found. */
 	cursor?: EventCursor;
-	/** Delivered ids not done yet → when delivered (local ms); saved with the cursor, so a restart keeps them. */
+	/** Delivered ids not done yet → when delivered (local ms); saved with the cursor, so a restart keeps them (a loaded copy older than this process's cursor may owe ids done since: not taken back). */
 	owed = new Map<string, number>();
 	/** Ids that rang since the last read started: its first look for them. */
 	rung = new Set<string>();
@@ -82,10 +82,8 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 function makeRoom(trigger: Trigger): boolean {
 	if (trigger.held.size < MAX_HELD) return true;
 	const oldest = [...trigger.held].find((delivery) => delivery.state === 'joined');
-	if (!oldest) return false;
-	trigger.held.delete(oldest);
-	oldest.wake();
-	return true;
+	oldest?.wake(); // it leaves as it runs again, no longer held
+	return !!oldest && trigger.held.delete(oldest);
 }
 
 export class WebhookReaders {
@@ -122,7 +120,8 @@ export class WebhookReaders {
 		const now = Date.now();
 		if (loaded) trigger.cursor = trigger.cursor ? mergeCursors(trigger.cursor, loaded) : loaded;
 		for (const [id, at] of Object.entries(loaded?.owed ?? {}))
-			trigger.owed.set(id, Math.min(at, trigger.owed.get(id) ?? at));
+			if (!isDone(trigger.cursor, id))
+				trigger.owed.set(id, Math.min(at, trigger.owed.get(id) ?? at));
 		for (const id of ids.filter((id) => !trigger.owed.has(id) && !isDone(trigger.cursor, id))) {
 			trigger.owed.set(id, now);
 			trigger.rung.add(id);
@@ -143,19 +142,19 @@ export class WebhookReaders {
 		try {
 			while (trigger.held.has(delivery) && delivery.state !== 'leaving') {
 				const due = nextReadAt(trigger.timing, trigger.owed.size) ?? Infinity;
-				const until = Math.min(due, delivery.holdUntil ?? delivery.arrivedAt + HOLD_MS);
-				if (trigger.read) {
-					delivery.state = 'joined';
-					await Promise.race([trigger.read, woken]);
-				} else if (due <= Date.now()) {
-					// This request stays open until the read ends (makeRoom ends only joined ones): its context reads.
+				const until = waitsUntil(delivery, due, !!trigger.read);
+				if (!trigger.read && due <= Date.now()) {
+					// Open until the read ends (only joined ones leave early): its context reads, and what it finds has a carrier.
 					delivery.state = 'reading';
 					trigger.read = this.readOnce(trigger, settings, ctx);
 					await trigger.read.finally(() => (trigger.read = undefined));
-				} else if (due === Infinity || until <= Date.now()) trigger.held.delete(delivery);
+				} else if (until <= Date.now() || (!trigger.read && due === Infinity))
+					trigger.held.delete(delivery);
 				else {
-					delivery.state = 'asleep';
-					await sleep(until - Date.now());
+					delivery.state = trigger.read ? 'joined' : 'asleep';
+					const timer = new AbortController(); // cleared as the wait ends: no timer outlives it
+					const held = sleep(until - Date.now(), timer.signal).catch(() => {});
+					await Promise.race([trigger.read ?? held, woken, held]).finally(() => timer.abort());
 				}
 			}
 		} finally {
@@ -203,7 +202,7 @@ export class WebhookReaders {
 		};
 		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
-		// Every delivery held waits for this read's end, also those that came meanwhile; one asleep it lets go stays held (counted) until it wakes.
+		// The deliveries held wait for this read's end (within MAX_HOLD_MS), also those that came meanwhile; one asleep it lets go stays held (counted) until it wakes.
 		const waiting = [...trigger.held].filter((d) => d.state !== 'leaving');
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;
@@ -221,9 +220,8 @@ export class WebhookReaders {
 		const node = `Document Workflow Webhook Trigger "${ctx.getNode().name}"`;
 		const notListed = `${node}: ${report.notListed} delivered event id(s) the API did not list when looked for start nothing (e.g. ${report.example}). Forged deliveries, test pings and events of another environment look like this; an event the API lists later comes out with a later delivery, once.`;
 		const failed = `${node}: ${report.failures} read(s) of the event list failed (${report.failure}). Delivered events are not lost: a later delivery's read emits them.`;
-		const meta = { workflowId: ctx.getWorkflow().id };
-		if (report.notListed > 0) ctx.logger?.warn(notListed, meta);
-		if (report.failures > 0) ctx.logger?.error(failed, meta);
+		if (report.notListed > 0) ctx.logger?.warn(notListed, { workflowId: ctx.getWorkflow().id });
+		if (report.failures > 0) ctx.logger?.error(failed, { workflowId: ctx.getWorkflow().id });
 		trigger.report = { ...report, notListed: 0, failures: 0, at: Date.now() };
 	}
 }

@@ -4,14 +4,18 @@
  * again, or by the next delivery's read when it is listed later than the looks; close
  * deliveries share reads; the answer comes before the API is read.
  */
-import { HOLD_MS } from '../../../nodes/DocumentWorkflowWebhookTrigger/readPolicy';
+import { HOLD_MS, MAX_HOLD_MS } from '../../../nodes/DocumentWorkflowWebhookTrigger/readPolicy';
 import { WebhookReaders } from '../../../nodes/DocumentWorkflowWebhookTrigger/reader';
+import { CURSOR_KEY } from '../../../nodes/shared/eventCursor';
 import { captureWarnings } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
-import { eventReads, forgedId, listedCopies, settle, useHosts } from './helpers';
+import { eventReads, forgedId, listedCopies, settle, useHosts, wait } from './helpers';
 
 const env = useSandbox();
 const newHost = useHosts(env);
+
+/** A node's static data as n8n keeps it: the cursor, with the ids still owed. */
+type StoredNode = Record<string, { owed: Record<string, number> }>;
 
 const counts = (ids: unknown[]) => {
 	const map = new Map<string, number>();
@@ -201,6 +205,41 @@ describe('Document Workflow Webhook Trigger: once per event', () => {
 		expect(emits.ms).toBeGreaterThanOrEqual(2000);
 		await host.settled();
 		expect(host.emitted().map((event) => event.id)).toEqual([id]);
+	});
+
+	test('a delivery that joins a read whose request the API answers slowly is answered by MAX_HOLD_MS, its id saved as owed; its event comes out with the read, once', async () => {
+		const host = await newHost();
+		// The next read's one request is answered after SLOW_MS (the transport waits 30 s): past MAX_HOLD_MS.
+		const SLOW_MS = MAX_HOLD_MS + 6000;
+		await env.sandbox.control.addFault({
+			pathPrefix: '/events',
+			kind: 'latency',
+			ms: SLOW_MS,
+			count: 1,
+		});
+		const create = async (type: string) =>
+			(await env.sandbox.control.createEvents([{ type }], { returnIds: true })).ids![0];
+		const owedSaved = () =>
+			Object.keys((host.store.data[`node:${host.nodeName}`] as StoredNode)[CURSOR_KEY].owed);
+		const first = await create('run.completed');
+		const starting = host.post({ id: first });
+		await wait(500);
+		const second = await create('run.failed');
+		const joined = await host.post({ id: second });
+		expect(joined.status).toBe(202);
+		expect(joined.ms).toBeLessThan(MAX_HOLD_MS + 1500);
+		// Answered after n8n saved its id as owed, with nothing emitted yet: the read is still in flight.
+		expect(owedSaved()).toContain(second);
+		expect(host.executions).toHaveLength(0);
+		// The delivery that started the read waits for it, and carries what it found: both events.
+		expect((await starting).ms).toBeGreaterThanOrEqual(SLOW_MS);
+		await host.settled();
+		expect(host.emitted().map((event) => event.id)).toEqual([first, second]);
+		// Saved with them: nothing owed.
+		expect(owedSaved()).toEqual([]);
+		await host.post({ id: second });
+		await host.settled();
+		expect(host.emitted()).toHaveLength(2);
 	});
 
 	test('after a quiet week (what the trigger had read has left the 7-day list), the next delivery still emits its event, once', async () => {

@@ -7,6 +7,7 @@ import type { ReadTiming } from '../../../nodes/DocumentWorkflowWebhookTrigger/r
 import {
 	FAST_GAP_MS,
 	HOLD_MS,
+	MAX_HOLD_MS,
 	READ_MS,
 	RULE_MS,
 	SLOW_GAP_MS,
@@ -14,6 +15,7 @@ import {
 	firstTiming,
 	nextReadAt,
 	rechecks,
+	waitsUntil,
 } from '../../../nodes/DocumentWorkflowWebhookTrigger/readPolicy';
 
 const T = 1_000_000;
@@ -120,5 +122,21 @@ describe('afterRead', () => {
 			carrier: starter,
 			staying: new Map(),
 		});
+	});
+});
+
+describe('waitsUntil', () => {
+	const held = { arrivedAt: T, readsBefore: 0, state: 'asleep' };
+
+	test('asleep: until its next read, within HOLD_MS of its arrival or as a read kept it', () => {
+		expect(waitsUntil(held, T + 1000, false)).toBe(T + 1000);
+		expect(waitsUntil(held, Infinity, false)).toBe(T + HOLD_MS);
+		expect(waitsUntil({ ...held, holdUntil: T + RULE_MS }, Infinity, false)).toBe(T + RULE_MS);
+	});
+
+	test('waiting for a read in flight: until MAX_HOLD_MS after its arrival, the longest hold afterRead gives, whatever its hold or next read', () => {
+		expect(MAX_HOLD_MS).toBe(READ_MS + RULE_MS);
+		expect(waitsUntil(held, -Infinity, true)).toBe(T + MAX_HOLD_MS);
+		expect(waitsUntil({ ...held, holdUntil: T + HOLD_MS }, T + 1000, true)).toBe(T + MAX_HOLD_MS);
 	});
 });

@@ -12,7 +12,7 @@ import { MINUTE, spreadEvents } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 import type { WebhookHost } from '../../harness/webhookHost';
 
-import { forgedId, listedCopies, settle, useHosts, wait } from './helpers';
+import { eventReads, forgedId, listedCopies, settle, useHosts, wait } from './helpers';
 
 const env = useSandbox();
 const newHost = useHosts(env);
@@ -150,6 +150,33 @@ describe('Document Workflow Webhook Trigger: across restarts', () => {
 		expect(Object.keys(own.listed)).toEqual(expect.arrayContaining(idsOf(host)));
 		expect(Object.keys(own.owed)).toEqual([unknown]);
 		expect(saved.global[COPIES_KEY][host.nodeId]).toEqual(own);
+	});
+
+	test('an id emitted since, still owed in an older copy saved last (another process), is not owed again: a repeat reads nothing, and the copy saved owes nothing', async () => {
+		const host = await newHost();
+		const [late] = (
+			await env.sandbox.control.createEvents([{ type: 'run.completed', commitDelayMs: 60_000 }], {
+				returnIds: true,
+			})
+		).ids!;
+		// Not listed yet: the delivery looks again while it is held, then leaves it owed, saved.
+		await host.post({ id: late });
+		await host.settled();
+		const older = JSON.parse(JSON.stringify(host.store.data)) as typeof host.store.data;
+		expect(JSON.stringify(older)).toContain(`"owed":{"${late}"`);
+		await env.sandbox.control.advanceClock(60_000);
+		await host.post({ id: late });
+		await host.settled();
+		expect(idsOf(host)).toEqual([late]);
+		// Another webhook process's save of its older copy lands last (n8n saves static data whole).
+		host.store.save(older);
+		await env.sandbox.control.clearRequests();
+		await host.post({ id: late });
+		await host.settled();
+		expect(await eventReads(env.sandbox)).toBe(0);
+		expect(idsOf(host)).toEqual([late]);
+		const saved = host.store.data[`node:${host.nodeName}`] as Record<string, { owed: object }>;
+		expect(saved[CURSOR_KEY].owed).toEqual({});
 	});
 
 	test('activation starts from now, less the look-back: events created earlier are not emitted, even when delivered after it; a restart keeps the place', async () => {
