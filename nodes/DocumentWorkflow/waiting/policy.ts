@@ -181,11 +181,9 @@ function apiAheadAfter(ahead: number | undefined, answer: IDataObject | undefine
 /** The gap after a read at this age: its share less the answers after it, within the intervals;
  * never closer than a one-run wait's first gap and the time its answer takes. */
 function gap(settings: WaitSettings, age: number, share: number, answers = 1): number {
-	const shortest = RUN_SHARE * settings.initialPollIntervalMs + ANSWER_MS;
-	return Math.min(
-		settings.maxPollIntervalMs,
-		Math.max(shortest, share * age - answers * ANSWER_MS),
-	);
+	const { initialPollIntervalMs, maxPollIntervalMs } = settings;
+	const shortest = RUN_SHARE * initialPollIntervalMs + ANSWER_MS;
+	return Math.min(maxPollIntervalMs, Math.max(shortest, share * age - answers * ANSWER_MS));
 }
 
 /** The share of a probe's age to its next read: a one-run wait's run a RUN_SHARE, but just past
@@ -240,19 +238,14 @@ function sweepAges(probes: Run[], waiting: Run[]): Array<{ run: Run; age: number
 /** How a run's looks are measured: from its workflow's shortest run seen on, at LIST_SHARE of its
  * age. Runs waited on as nothing was known of their workflow (`coldLook`) keep to the schedule of
  * the oldest of them (`coldSince`) at COLD_SHARE: nothing says a younger one ends sooner. */
-function lookBasis(
-	run: Run,
-	known: Lengths | undefined,
-	coldSince: number,
-	now: number,
-): LookBasis {
+function lookBasis(run: Run, now: number, coldSince: number, known?: Lengths): LookBasis {
 	const earliest = known?.shortest ?? run.wait.settings.initialPollIntervalMs;
-	if (!coldLook(run, known, now)) return { bornAt: run.bornAt, earliest, share: LIST_SHARE };
+	if (!coldLook(run, now, known)) return { bornAt: run.bornAt, earliest, share: LIST_SHARE };
 	return { bornAt: Math.min(run.bornAt, coldSince), earliest, share: COLD_SHARE };
 }
 
 /** Cold until older than ONE_LENGTH times the longest run of its workflow since seen. */
-const coldLook = (run: Run, known: Lengths | undefined, now: number) =>
+const coldLook = (run: Run, now: number, known?: Lengths) =>
 	run.cold && !(known && now - run.bornAt > ONE_LENGTH * known.longest);
 
 /** When a run the list looks at is read by itself at the latest, for an event listed later than the
@@ -341,9 +334,9 @@ export class Policy {
 		const waits = [...this.waits];
 		const candidates = this.listCandidates();
 		const known = (run: Run) => this.lengthsOf(workflowOf(run));
-		const cold = candidates.filter((run) => coldLook(run, known(run), now));
+		const cold = candidates.filter((run) => coldLook(run, now, known(run)));
 		const coldSince = Math.min(...cold.map((run) => run.bornAt));
-		const basisOf = (run: Run) => lookBasis(run, known(run), coldSince, now);
+		const basisOf = (run: Run) => lookBasis(run, now, coldSince, known(run));
 		// A read is worth it for two runs, or for one where events are known to name their run.
 		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
 		const resting = listPaused(this.failures, this.failedAt, this.longestInterval(), now);
@@ -475,7 +468,7 @@ export class Policy {
 	}
 
 	/** What this process learned of a workflow's run lengths, on our clock. */
-	lengthsOf(workflowId: unknown): Lengths | undefined {
+	private lengthsOf(workflowId: unknown): Lengths | undefined {
 		const kept = this.lengths.get(lower(workflowId).trim());
 		const local = (ms = 0) => Math.max(0, ms - (this.apiAhead ?? 0));
 		return kept && { ...kept, shortest: local(kept.shortest), longest: local(kept.longest) };
@@ -589,15 +582,12 @@ export class Policy {
 		if (unnamed && this.namesRuns === undefined)
 			this.evidence.push({ runId: lower(run.runId), seenAt: now });
 		this.evidence = this.evidence.slice(-LIST_MISSES);
-		for (const { run: swept, age } of sweepAges(wait.probes, this.waitingOf(wait))) {
+		const waiting = pendingRuns(wait).filter((other) => other.role === 'waiting');
+		for (const { run: swept, age } of sweepAges(wait.probes, waiting)) {
 			swept.role = 'swept';
 			swept.dueAt = Math.max(now, swept.bornAt + age);
 		}
 		this.nextRound(wait, now);
-	}
-
-	private waitingOf(wait: Wait): Run[] {
-		return pendingRuns(wait).filter((other) => other.role === 'waiting');
 	}
 
 	/** Once nothing of a round is left to check, the runs still pending start the next: its probes
