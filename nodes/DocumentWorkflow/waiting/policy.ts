@@ -112,11 +112,11 @@ export interface Wait {
 }
 
 /** What runs of a workflow taught: the shortest and longest seen, and how many. */
-type Lengths = { shortest: number; longest: number; runs: number };
+export type Lengths = { shortest: number; longest: number; runs: number };
 
 /** How a run's looks through the list are measured: from `bornAt`, from age `earliest` on, a
  * `share` of the age apart. */
-type LookBasis = { bornAt: number; earliest: number; share: number };
+export type LookBasis = { bornAt: number; earliest: number; share: number };
 
 /** When a run's wait ends at the latest: Max Wait Time after its submission (by id: the wait's start). */
 export const maxWaitEnd = ({ target, wait }: Run): number =>
@@ -143,7 +143,8 @@ const workflowOf = (run: Run) => lower(run.lastAnswer?.workflowId ?? run.target.
 // ---- What runs taught ----
 
 /** Two runs or more, within ONE_LENGTH of one another. */
-const ofOneLength = (k?: Lengths) => !!k && k.runs > 1 && k.longest <= k.shortest * ONE_LENGTH;
+export const ofOneLength = (k?: Lengths) =>
+	!!k && k.runs > 1 && k.longest <= k.shortest * ONE_LENGTH;
 
 /** A run's first check: past where its workflow's runs end, never before the First Check Interval. */
 const firstAgeOf = (settings: WaitSettings, learned = 0) =>
@@ -151,7 +152,7 @@ const firstAgeOf = (settings: WaitSettings, learned = 0) =>
 
 /** A new run's first check: past the longest where its workflow's runs are of one length or one
  * is known (then `expectedAge` too, if of one length), else past the shortest. */
-function firstCheckOf(settings: WaitSettings, known?: Lengths) {
+export function firstCheckOf(settings: WaitSettings, known?: Lengths) {
 	const oneLength = ofOneLength(known);
 	const learned = known && (oneLength || known.runs === 1 ? known.longest : known.shortest);
 	const firstAge = firstAgeOf(settings, learned);
@@ -160,7 +161,7 @@ function firstCheckOf(settings: WaitSettings, known?: Lengths) {
 
 /** A run's length from its submission (by id: its `startedOn`) to its `completedOn`, on the API's
  * clock (`ahead`: how far that is ahead of ours); without both, the age it was seen final at. */
-function lengthSeen(run: Run, ahead: number, now: number): number {
+export function lengthSeen(run: Run, ahead: number, now: number): number {
 	const answer = run.lastAnswer ?? {};
 	const started = timeOf(answer.startedOn);
 	const completed = timeOf(answer.completedOn);
@@ -170,7 +171,11 @@ function lengthSeen(run: Run, ahead: number, now: number): number {
 }
 
 /** The most the API's clock was seen ahead of ours: none of its timestamps is in its future. */
-function apiAheadAfter(ahead: number | undefined, answer: IDataObject | undefined, now: number) {
+export function apiAheadAfter(
+	ahead: number | undefined,
+	answer: IDataObject | undefined,
+	now: number,
+) {
 	for (const at of [answer?.startedOn, answer?.completedOn].map(timeOf))
 		if (Number.isFinite(at)) ahead = Math.max(ahead ?? -Infinity, at - now);
 	return ahead;
@@ -180,7 +185,7 @@ function apiAheadAfter(ahead: number | undefined, answer: IDataObject | undefine
 
 /** The gap after a read at this age: its share less the answers after it, within the intervals;
  * never closer than a one-run wait's first gap and the time its answer takes. */
-function gap(settings: WaitSettings, age: number, share: number, answers = 1): number {
+export function gap(settings: WaitSettings, age: number, share: number, answers = 1): number {
 	const { initialPollIntervalMs, maxPollIntervalMs } = settings;
 	const shortest = RUN_SHARE * initialPollIntervalMs + ANSWER_MS;
 	return Math.min(maxPollIntervalMs, Math.max(shortest, share * age - answers * ANSWER_MS));
@@ -188,19 +193,29 @@ function gap(settings: WaitSettings, age: number, share: number, answers = 1): n
 
 /** The share of a probe's age to its next read: a one-run wait's run a RUN_SHARE, but just past
  * where its workflow's runs end, and in a batch, the closer PROBE_SHARE. */
-function probeShare(run: Run, age: number): number {
+export function probeShare(run: Run, age: number): number {
 	const nearEnd = age < (run.expectedAge ?? -Infinity) * ONE_LENGTH;
 	return nearEnd || run.wait.runs.length > 1 ? PROBE_SHARE : RUN_SHARE;
 }
 
+/** When a run's own read is due by its schedule (undefined: it waits for its round's sweep): at
+ * once (`soonAt`), else its round's `dueAt`; the probe in turn at the rotation's time at the
+ * latest, but never before its first check. */
+export function scheduledAt(run: Run, inTurn: boolean, now: number): number | undefined {
+	const due = run.soonAt ?? run.dueAt;
+	if (!inTurn) return due;
+	const turnAt = Math.max(run.wait.rotationAt ?? now, run.bornAt + run.firstAge);
+	return Math.min(due ?? Infinity, turnAt);
+}
+
 /** A read at a run's Max Wait Time is due at that time; else a run's end is late by a share of its
  * age, so the younger of two runs due together has the nearer deadline. */
-const deadlineOf = (run: Run, at: number) =>
+export const deadlineOf = (run: Run, at: number) =>
 	at >= maxWaitEnd(run) ? at : at + RUN_SHARE * (at - run.bornAt);
 
 /** The probe of a rotating wait whose turn is next: every other turn the oldest, else the one
  * read longest ago (the oldest first). */
-function probeInTurn(wait: Wait): Run | undefined {
+export function probeInTurn(wait: Wait): Run | undefined {
 	const isFree = (run: Run) => !run.outcome && !run.checking && run.soonAt === undefined;
 	const readAt = (run: Run) => (run.readAge ?? -Infinity) + run.bornAt;
 	const free = wait.probes.filter(isFree);
@@ -209,7 +224,7 @@ function probeInTurn(wait: Wait): Run | undefined {
 }
 
 /** A round's probes among its runs (oldest first): the middles of PROBES equal parts (all, if few). */
-function probesOf(pool: Run[]): Run[] {
+export function probesOf(pool: Run[]): Run[] {
 	const count = Math.min(PROBES, pool.length);
 	const middle = (part: number) => Math.floor(((2 * part + 1) * pool.length) / (2 * count));
 	const picks = new Set(Array.from({ length: count }, (_, part) => middle(part)));
@@ -219,7 +234,7 @@ function probesOf(pool: Run[]): Run[] {
 /** At what age each waiting run is swept, oldest first: the longest age at which the oldest probe
  * and the probes submitted no later than it were seen done (every probe, once two ended more than
  * ONE_LENGTH apart); none from the first with a probe that counts still pending. */
-function sweepAges(probes: Run[], waiting: Run[]): Array<{ run: Run; age: number }> {
+export function sweepAges(probes: Run[], waiting: Run[]): Array<{ run: Run; age: number }> {
 	const doneAges = probes.flatMap((probe) => probe.doneAge ?? []);
 	const varied = Math.max(...doneAges) > Math.min(...doneAges) * ONE_LENGTH;
 	const [oldest] = [...probes].sort(byAge);
@@ -238,20 +253,20 @@ function sweepAges(probes: Run[], waiting: Run[]): Array<{ run: Run; age: number
 /** How a run's looks are measured: from its workflow's shortest run seen on, at LIST_SHARE of its
  * age. Runs waited on as nothing was known of their workflow (`coldLook`) keep to the schedule of
  * the oldest of them (`coldSince`) at COLD_SHARE: nothing says a younger one ends sooner. */
-function lookBasis(run: Run, now: number, coldSince: number, known?: Lengths): LookBasis {
+export function lookBasis(run: Run, now: number, coldSince: number, known?: Lengths): LookBasis {
 	const earliest = known?.shortest ?? run.wait.settings.initialPollIntervalMs;
 	if (!coldLook(run, now, known)) return { bornAt: run.bornAt, earliest, share: LIST_SHARE };
 	return { bornAt: Math.min(run.bornAt, coldSince), earliest, share: COLD_SHARE };
 }
 
 /** Cold until older than ONE_LENGTH times the longest run of its workflow since seen. */
-const coldLook = (run: Run, now: number, known?: Lengths) =>
+export const coldLook = (run: Run, now: number, known?: Lengths) =>
 	run.cold && !(known && now - run.bornAt > ONE_LENGTH * known.longest);
 
 /** When a run the list looks at is read by itself at the latest, for an event listed later than the
  * reads look back: LOOK_FACTOR times as old as at its last own read (never read: as the longer of
  * the Not Found Grace Period and its workflow's longest run seen). */
-function latestOwnRead(run: Run, longest = 0): number {
+export function latestOwnRead(run: Run, longest = 0): number {
 	if (run.readAge !== undefined) return run.bornAt + LOOK_FACTOR * run.readAge;
 	const grace = run.wait.settings.notFoundGraceMs;
 	return run.bornAt + Math.max(LOOK_FACTOR * Math.max(grace, longest), run.firstAge);
@@ -259,14 +274,24 @@ function latestOwnRead(run: Run, longest = 0): number {
 
 /** Checks go first: a read of the list due while checks are in flight waits for them, for at most
  * its own gap past its due time (the first read has no gap: it goes when due). */
-function listYields(listAt: number, readFrom: number, checking: number, now: number): boolean {
+export function listYields(
+	listAt: number,
+	readFrom: number,
+	checking: number,
+	now: number,
+): boolean {
 	const listGap = listAt - readFrom;
 	return checking === 0 || !Number.isFinite(listGap) || now - listAt >= listGap;
 }
 
 /** After LIST_MISSES failed reads in a row the list rests a Longest Check Interval, twice as long
  * after each further failure (up to LIST_MISSES times): a lost scope may come back. */
-function listPaused(failures: number, failedAt: number, longest: number, now: number): boolean {
+export function listPaused(
+	failures: number,
+	failedAt: number,
+	longest: number,
+	now: number,
+): boolean {
 	if (failures < LIST_MISSES) return false;
 	return now < failedAt + longest * 2 ** Math.min(failures - LIST_MISSES, LIST_MISSES);
 }
@@ -358,14 +383,10 @@ export class Policy {
 		const inTurn = new Map(waits.map((wait) => [wait, wait.rotating && probeInTurn(wait)]));
 		const dueOf = (run: Run) => {
 			if (run.checking) return Infinity;
-			let due = run.soonAt ?? run.dueAt;
-			// The probe in turn goes at the rotation's time, unless lined up earlier.
-			if (inTurn.get(run.wait) === run) {
-				const turnAt = Math.max(run.wait.rotationAt ?? now, run.bornAt + run.firstAge);
-				due = Math.min(due ?? Infinity, turnAt);
-			}
-			if (due !== undefined && cover.has(run)) due = this.coveredDue(run, due, basisOf(run));
-			return Math.min(due ?? Infinity, maxWaitEnd(run));
+			const due = scheduledAt(run, inTurn.get(run.wait) === run, now);
+			if (due === undefined) return maxWaitEnd(run);
+			const looked = cover.has(run) ? this.coveredDue(run, due, basisOf(run)) : due;
+			return Math.min(looked, maxWaitEnd(run));
 		};
 		const due = waits.flatMap(pendingRuns).map((run) => ({ run, at: dueOf(run) }));
 		const ready = due.filter(({ at }) => at <= now);
