@@ -296,11 +296,24 @@ export function listPaused(
 	return now < failedAt + longest * 2 ** Math.min(failures - LIST_MISSES, LIST_MISSES);
 }
 
-/** An event named the run as ended: it is read at once (unless being read). */
-function named(run: Run, event: IDataObject, now: number): void {
-	run.named = true;
-	if (!run.checking) run.soonAt = now;
-	run.completedListed ||= event.type === 'run.completed';
+/** A run's end an event listed (`completed`: as `run.completed`). */
+type ListedEnd = { id: string; completed: boolean };
+
+/** What a read's run events tell of the run ids `known`: the ends of those they name, the ids
+ * they name of no run known (a run added later may have one), and how many named none known. */
+export function eventsTell(events: IDataObject[], known: Set<string>) {
+	const ends: ListedEnd[] = [];
+	const unknownIds: string[] = [];
+	let unnamed = 0;
+	for (const event of events.filter(isRunEvent)) {
+		const ids = idsIn(event.data);
+		const ours = ids.filter((id) => known.has(id));
+		const completed = event.type === 'run.completed';
+		ends.push(...ours.map((id) => ({ id, completed })));
+		unknownIds.push(...ids.filter((id) => !known.has(id)));
+		if (ours.length === 0) unnamed++;
+	}
+	return { ends, unknownIds, unnamed };
 }
 
 export class Policy {
@@ -357,17 +370,7 @@ export class Policy {
 	/** What to do at `now`: the checks to send, a read of the list (its deadline), the next wake. */
 	next(now: number): { checks: Run[]; readListUntil?: number; wakeAt: number } {
 		const waits = [...this.waits];
-		const candidates = this.listCandidates();
-		const known = (run: Run) => this.lengthsOf(workflowOf(run));
-		const cold = candidates.filter((run) => coldLook(run, now, known(run)));
-		const coldSince = Math.min(...cold.map((run) => run.bornAt));
-		const basisOf = (run: Run) => lookBasis(run, now, coldSince, known(run));
-		// A read is worth it for two runs, or for one where events are known to name their run.
-		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
-		const resting = listPaused(this.failures, this.failedAt, this.longestInterval(), now);
-		const covering = this.namesRuns !== false && !resting && enough;
-		const listAt =
-			covering && this.readingSince === undefined ? this.listDueAt(candidates, basisOf) : Infinity;
+		const { candidates, basisOf, covering, listAt } = this.listPlan(now);
 		const limit = Math.max(1, ...waits.map((wait) => Math.floor(wait.settings.concurrency)));
 		const checking = waits.reduce((sum, wait) => sum + wait.inFlight, 0);
 		let inFlight = checking + (this.readingSince === undefined ? 0 : 1);
@@ -461,19 +464,18 @@ export class Policy {
 		const runs = [...this.waits].flatMap(pendingRuns);
 		const pending = new Map(runs.map((run) => [lower(run.runId), run]));
 		if (anchoring) {
-			this.firstLook(events, pending, startedAt, now);
+			// It looks too: an event on its pages (the list's first and last) naming a run of ours is
+			// that run's end. (One on a page between is not seen: that run is read by itself, as late
+			// as a run the list looks at.)
+			this.lookedFrom = startedAt;
+			this.endsTold(eventsTell(events, new Set(pending.keys())).ends, pending, now);
 			return;
 		}
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
-		let unnamed = 0;
+		const { ends, unknownIds, unnamed } = eventsTell(fresh, known);
 		for (const [id, at] of this.endsListed) if (at < now - LOOKBACK_MS) this.endsListed.delete(id);
-		for (const event of fresh.filter(isRunEvent)) {
-			const ours = idsIn(event.data).filter((id) => known.has(id));
-			for (const id of idsIn(event.data)) if (!known.has(id)) this.endsListed.set(id, now);
-			if (ours.length === 0) unnamed++;
-			else this.learnNaming(true);
-			for (const run of ours.flatMap((id) => pending.get(id) ?? [])) named(run, event, now);
-		}
+		for (const id of unknownIds) this.endsListed.set(id, now);
+		this.endsTold(ends, pending, now);
 		// A read with no end it cannot place is a look at every run. Run events that name no run of
 		// ours, while naming is unknown, are that many ended runs: tried oldest first.
 		if (this.namesRuns !== undefined || unnamed === 0) this.lookedFrom = startedAt;
@@ -493,6 +495,23 @@ export class Policy {
 		const kept = this.lengths.get(lower(workflowId).trim());
 		const local = (ms = 0) => Math.max(0, ms - (this.apiAhead ?? 0));
 		return kept && { ...kept, shortest: local(kept.shortest), longest: local(kept.longest) };
+	}
+
+	/** The runs the list stands in for and how each is looked at; whether the list is read for them
+	 * (`covering`), and when it is due. */
+	private listPlan(now: number) {
+		const candidates = this.listCandidates();
+		const known = (run: Run) => this.lengthsOf(workflowOf(run));
+		const cold = candidates.filter((run) => coldLook(run, now, known(run)));
+		const coldSince = Math.min(...cold.map((run) => run.bornAt));
+		const basisOf = (run: Run) => lookBasis(run, now, coldSince, known(run));
+		// A read is worth it for two runs, or for one where events are known to name their run.
+		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
+		const resting = listPaused(this.failures, this.failedAt, this.longestInterval(), now);
+		const covering = this.namesRuns !== false && !resting && enough;
+		const reading = this.readingSince !== undefined;
+		const listAt = covering && !reading ? this.listDueAt(candidates, basisOf) : Infinity;
+		return { candidates, basisOf, covering, listAt };
 	}
 
 	/** The longest Longest Check Interval of the waits. */
@@ -518,18 +537,17 @@ export class Policy {
 		this.evidence = [];
 	}
 
-	/**
-	 * The first read finds where the list ends, and looks too: an event on its pages (the list's
-	 * first and last) naming a run of ours is that run's end. (One on a page between is not seen:
-	 * that run is read by itself, as late as a run the list looks at.)
-	 */
-	private firstLook(events: IDataObject[], pending: Map<string, Run>, at: number, now: number) {
-		this.lookedFrom = at;
-		for (const event of events.filter(isRunEvent))
-			for (const run of idsIn(event.data).flatMap((id) => pending.get(id) ?? [])) {
-				named(run, event, now);
-				this.learnNaming(true);
-			}
+	/** Ends the list named: events name their run, and each run named is read at once (unless
+	 * being read; one that an event listed completed, with its output). */
+	private endsTold(ends: ListedEnd[], pending: Map<string, Run>, now: number): void {
+		if (ends.length > 0) this.learnNaming(true);
+		for (const { id, completed } of ends) {
+			const run = pending.get(id);
+			if (!run) continue;
+			run.named = true;
+			if (!run.checking) run.soonAt = now;
+			run.completedListed ||= completed;
+		}
 	}
 
 	/** Runs of one-run waits the list may stand in for: not named, not 404, of no known length. */

@@ -17,6 +17,7 @@ import {
 	apiAheadAfter,
 	coldLook,
 	deadlineOf,
+	eventsTell,
 	firstCheckOf,
 	gap,
 	latestOwnRead,
@@ -170,6 +171,24 @@ describe('a batch', () => {
 });
 
 describe('the event list', () => {
+	it('a run event tells the end of each known run it names anywhere in its data, the ids it names of no known run, and counts as unnamed when it names none known', () => {
+		const [ours, other] = [
+			'00000000-0000-4000-8000-000000000001',
+			'00000000-0000-4000-8000-000000000002',
+		];
+		const events = [
+			{ id: 'e1', type: 'run.completed', data: { run: { id: ours.toUpperCase() } } },
+			{ id: 'e2', type: 'run.failed', data: { runId: other } },
+			{ id: 'e3', type: 'document.received', data: { runId: ours } },
+			{ id: 'e4', type: 'run.cancelled', data: { workflowId: 'w' } },
+		];
+		expect(eventsTell(events, new Set([ours]))).toEqual({
+			ends: [{ id: ours, completed: true }],
+			unknownIds: [other],
+			unnamed: 2,
+		});
+	});
+
 	it(`looks at a run a LIST_SHARE of its age apart; a run added knowing nothing keeps to the oldest such run's schedule at COLD_SHARE, until older than one length past its workflow's longest run`, () => {
 		const wait = newWait();
 		const warm = runOf(wait, { bornAt: 5000 });
