@@ -171,11 +171,7 @@ export function lengthSeen(run: Run, ahead: number, now: number): number {
 }
 
 /** The most the API's clock was seen ahead of ours: none of its timestamps is in its future. */
-export function apiAheadAfter(
-	ahead: number | undefined,
-	answer: IDataObject | undefined,
-	now: number,
-) {
+export function apiAheadAfter(answer: IDataObject | undefined, now: number, ahead?: number) {
 	for (const at of [answer?.startedOn, answer?.completedOn].map(timeOf))
 		if (Number.isFinite(at)) ahead = Math.max(ahead ?? -Infinity, at - now);
 	return ahead;
@@ -274,24 +270,14 @@ export function latestOwnRead(run: Run, longest = 0): number {
 
 /** Checks go first: a read of the list due while checks are in flight waits for them, for at most
  * its own gap past its due time (the first read has no gap: it goes when due). */
-export function listYields(
-	listAt: number,
-	readFrom: number,
-	checking: number,
-	now: number,
-): boolean {
+export function listYields(listAt: number, readFrom: number, checking: number, now: number) {
 	const listGap = listAt - readFrom;
 	return checking === 0 || !Number.isFinite(listGap) || now - listAt >= listGap;
 }
 
 /** After LIST_MISSES failed reads in a row the list rests a Longest Check Interval, twice as long
  * after each further failure (up to LIST_MISSES times): a lost scope may come back. */
-export function listPaused(
-	failures: number,
-	failedAt: number,
-	longest: number,
-	now: number,
-): boolean {
+export function listPaused(failures: number, failedAt: number, longest: number, now: number) {
 	if (failures < LIST_MISSES) return false;
 	return now < failedAt + longest * 2 ** Math.min(failures - LIST_MISSES, LIST_MISSES);
 }
@@ -418,7 +404,7 @@ export class Policy {
 			run.soonAt = now;
 			return;
 		}
-		this.apiAhead = apiAheadAfter(this.apiAhead, answer.run, now);
+		this.apiAhead = apiAheadAfter(answer.run, now, this.apiAhead);
 		run.lastAnswer = answer.run ?? run.lastAnswer;
 		if (answer.kind === 'done') {
 			run.outcome = answer.outcome;
@@ -458,12 +444,12 @@ export class Policy {
 		if (failed) this.failedAt = now;
 		if (!events) return;
 		// The first read only finds where the list ends; each after it goes minutes back.
-		const anchoring = !this.list.anchored;
+		const firstLook = !this.list.anchored;
 		const fresh = takeListRead(this.list, events);
 		this.readFrom = startedAt;
 		const runs = [...this.waits].flatMap(pendingRuns);
 		const pending = new Map(runs.map((run) => [lower(run.runId), run]));
-		if (anchoring) {
+		if (firstLook) {
 			// It looks too: an event on its pages (the list's first and last) naming a run of ours is
 			// that run's end. (One on a page between is not seen: that run is read by itself, as late
 			// as a run the list looks at.)
@@ -610,7 +596,7 @@ export class Policy {
 		if (run.role === 'probe') run.doneAge = doneAge;
 		// The oldest probe not read at that age yet is read at it; seen final, it lines up the next.
 		const behind = (other: Run) =>
-			other.role === 'probe' && !other.checking && !(other.readAge! >= doneAge);
+			other.role === 'probe' && !other.checking && (other.readAge ?? -Infinity) < doneAge;
 		const [next] = pendingRuns(wait).filter(behind).sort(byAge);
 		if (next && seenFinal && run.role === 'probe') {
 			next.linedUpAge = doneAge;

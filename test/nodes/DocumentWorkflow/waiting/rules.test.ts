@@ -86,9 +86,9 @@ describe('what runs taught', () => {
 
 	it("the API's clock is as far ahead as the latest of its timestamps was seen past ours", () => {
 		const answer = { startedOn: at(1000), completedOn: at(4000) };
-		expect(apiAheadAfter(undefined, answer, Date.UTC(2026, 0, 1) + 3000)).toBe(1000);
-		expect(apiAheadAfter(2000, answer, Date.UTC(2026, 0, 1) + 3000)).toBe(2000);
-		expect(apiAheadAfter(undefined, { startedOn: null }, 0)).toBeUndefined();
+		expect(apiAheadAfter(answer, Date.UTC(2026, 0, 1) + 3000)).toBe(1000);
+		expect(apiAheadAfter(answer, Date.UTC(2026, 0, 1) + 3000, 2000)).toBe(2000);
+		expect(apiAheadAfter({ startedOn: null }, 0)).toBeUndefined();
 	});
 });
 
