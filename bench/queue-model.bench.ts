@@ -9,13 +9,10 @@
  * Part of `npm run bench:queue` (docs/benchmarks-queue.md); alone:
  * `BENCH_SUITES=queue-model npx jest -c bench/jest.bench.config.js`.
  */
-import type { Figures } from '../test/nodes/DocumentWorkflow/waiting/simulator';
-import { Simulation } from '../test/nodes/DocumentWorkflow/waiting/simulator';
+import { QUEUE_ROW, SEEDS, queueModelRun } from '../test/nodes/DocumentWorkflow/waiting/queueModel';
 import type { Section } from './results';
 import { median, round, writeSuiteResults } from './results';
 
-const SEEDS = 20;
-/** The real row's shape and bounds (scripts/bench/queue-limited.js takes the same). */
 const {
 	EXECUTIONS,
 	RUN_MS,
@@ -24,33 +21,7 @@ const {
 	FAIR_FACTOR,
 	FAIR_SLACK_MS,
 	MAX_429_SHARE,
-} = require('../scripts/bench/queue-row') as Record<string, number>;
-/** How the real row's queue gave executions out (its request logs, ten runs): see `bullBlocks`. */
-const EARLY = 100;
-
-/** A small seeded generator, so that each seed is the same history every run. */
-function random(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => (state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32;
-}
-
-/**
- * Which worker runs the n-th execution. In the real row's logs the first hundred or so went to
- * the two workers in short stretches (1 to 8 in a row) and the rest in two or three long ones
- * (30 to 70): Bull hands a waiting job to whichever worker asks first.
- */
-function bullBlocks(seed: number): (n: number) => number {
-	const next = random(seed);
-	const worker: number[] = [];
-	let current = next() < 0.5 ? 0 : 1;
-	while (worker.length < EXECUTIONS) {
-		const stretch =
-			worker.length < EARLY ? 1 + Math.floor(next() * 8) : 30 + Math.floor(next() * 41);
-		for (let i = 0; i < stretch; i++) worker.push(current);
-		current = 1 - current;
-	}
-	return (n) => worker[n];
-}
+} = QUEUE_ROW;
 
 interface Outcome {
 	seed: number;
@@ -61,25 +32,7 @@ interface Outcome {
 }
 
 function simulate(seed: number, onePacer: boolean, stalls: boolean): Outcome {
-	const sim = new Simulation({
-		readLimit: READ_LIMIT,
-		processes: 2,
-		onePacer,
-		// A local API: a few ms a round trip, as the sandbox beside n8n on one machine.
-		latencyMs: 6,
-		jitter: 0.5,
-		seed,
-		processOf: bullBlocks(seed),
-		// Five n8n processes and PostgreSQL on two cores: each event loop stops now and then.
-		stalls: stalls ? { everyMs: 1700 + seed * 37, ms: 150 + (seed % 5) * 60 } : undefined,
-	});
-	const figures: Figures = sim.run({
-		alive: EXECUTIONS,
-		total: EXECUTIONS,
-		lengthOf: () => RUN_MS,
-		arrivalGapMs: ARRIVAL_GAP_MS,
-		settings: { includeOutput: true },
-	});
+	const figures = queueModelRun(seed, onePacer, stalls);
 	const worstOf = (worker: number) =>
 		Math.max(
 			...figures.late.filter((_, n) => figures.processOf[n] === worker).map((l) => l * RUN_MS),

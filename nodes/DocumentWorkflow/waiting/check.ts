@@ -84,7 +84,8 @@ export async function checkRun(
 	if (status === 'failed' || status === 'cancelled') {
 		const error = answer.error as IDataObject | undefined;
 		const parts = [error?.code, error?.message].filter((part) => typeof part === 'string' && part);
-		const [detail, what] = [parts.join(': '), status === 'failed' ? 'failed' : 'was cancelled'];
+		const detail = parts.join(': ');
+		const what = status === 'failed' ? 'failed' : 'was cancelled';
 		if (settings.onFailed === 'item')
 			return await done(status, `Run ${run.runId} ${what}${detail ? ` (${detail})` : ''}.`);
 		const why = `The run ${status === 'failed' ? 'stopped on an error' : 'was cancelled'} in the service`;

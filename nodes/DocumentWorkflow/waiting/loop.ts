@@ -82,8 +82,12 @@ export class Watcher {
 			add: (targets) => {
 				if (!ended()) this.policy.add(wait, targets, Date.now());
 			},
-			close: () => void (execution.open = false),
-			fail: (error) => void (execution.failure ??= error),
+			close: () => {
+				execution.open = false;
+			},
+			fail: (error) => {
+				execution.failure ??= error;
+			},
 			get failed() {
 				return !!execution.failure;
 			},
@@ -107,7 +111,8 @@ export class Watcher {
 		}
 		// Nothing waits: a read still in flight is of no use (and is no failure of the list).
 		this.read?.controller.abort();
-		[this.read, this.running] = [undefined, false];
+		this.read = undefined;
+		this.running = false;
 	}
 
 	/** Until no wait is left: ends the waits that are over, sends what the policy says, sleeps. */
@@ -160,7 +165,10 @@ export class Watcher {
 		const { ctx, over } = execution;
 		const cancel = cancelSignalOf(ctx);
 		// A wait that ended (failed, cancelled) sends nothing more.
-		if (over.signal.aborted || cancel?.aborted) return this.policy.released(run);
+		if (over.signal.aborted || cancel?.aborted) {
+			this.policy.released(run);
+			return;
+		}
 		const cut = new AbortController();
 		this.checks.set(run, { cut, beforeMaxWait: maxWaitReached(run, Date.now()) === 'no' });
 		const signal = AbortSignal.any([over.signal, cut.signal, ...(cancel ? [cancel] : [])]);
@@ -168,9 +176,11 @@ export class Watcher {
 			this.policy.answered(run, await checkRun(ctx, run, signal), Date.now());
 		} catch (error) {
 			// Cut off (its wait ended, was cancelled, or reached its limit): no answer.
-			if (signal.aborted || execution.failure) return this.policy.released(run);
-			const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
-			this.policy.answered(run, { kind: 'done', outcome }, Date.now());
+			if (signal.aborted || execution.failure) this.policy.released(run);
+			else {
+				const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
+				this.policy.answered(run, { kind: 'done', outcome }, Date.now());
+			}
 		} finally {
 			this.checks.delete(run);
 		}
@@ -185,7 +195,8 @@ export class Watcher {
 		const { list } = this.policy;
 		const onSent = (at: number) => this.policy.listSent(at);
 		const limits = { retry: { deadline }, timeoutMs: deadline - now, signal, onSent };
-		const [after, firstPage] = [list.after, firstListPage(list)];
+		const { after } = list;
+		const firstPage = firstListPage(list);
 		let events: IDataObject[] | undefined;
 		try {
 			// Every page with events not seen counts (a skipped one hides its runs); the read's
@@ -200,9 +211,10 @@ export class Watcher {
 		} catch {
 			// No `events:read` scope, a slow list: the waits go on with their own checks.
 		}
-		if (this.read !== read) return this.policy.listRead(undefined, Date.now(), false);
-		this.read = undefined;
-		this.policy.listRead(events, Date.now());
+		// A read abandoned (no wait left) tells nothing, and is no failure of the list.
+		const current = this.read === read;
+		if (current) this.read = undefined;
+		this.policy.listRead(current ? events : undefined, Date.now(), current && !events);
 	}
 }
 

@@ -120,6 +120,13 @@ export const uuid = (n: number, kind = 4) =>
 
 type Timed = { at: number; seq: number; fn: () => void };
 
+/**
+ * Where every simulation writes what happened, when set (trace.test.ts hashes it): each turn of a
+ * loop and what the policy said, each request put on the wire and its answer, each check's answer
+ * to the policy, each execution's end. One line each, times in simulated ms.
+ */
+export const trace: { write?: (line: string) => void } = {};
+
 /** One simulated n8n (or several, in queue mode) and the API, on one simulated clock. */
 export class Simulation {
 	now = 0;
@@ -134,6 +141,7 @@ export class Simulation {
 	private eventSeq = 0;
 
 	constructor(readonly options: SimulationOptions = {}) {
+		trace.write?.('simulation');
 		const shared = options.onePacer ? { pacer: new ReadPacer(), gateUntil: 0 } : undefined;
 		this.processes = Array.from(
 			{ length: options.processes ?? 1 },
@@ -204,6 +212,7 @@ export class Simulation {
 					const open = index < parts.length - 1;
 					if (!wait)
 						wait = process.wait(targets(from, to), settings, open, () => {
+							trace.write?.(`${this.now} ended execution ${n}`);
 							executionEnds.push(this.now);
 							this.at(this.now + (this.options.restartMs ?? 30), execution);
 						});
@@ -361,6 +370,7 @@ export class SimProcess {
 		answer: (serverAt: number) => T,
 		done: (value: T) => void,
 		kind: 'status' | 'events' | 'outputs',
+		what: string,
 	) {
 		const { sim } = this;
 		const attempt = (): void => {
@@ -374,6 +384,7 @@ export class SimProcess {
 				if (this.gate.gateUntil > sim.now && sentAt >= (this.gate.refusedSentAt ?? Infinity))
 					return attempt();
 				sim.counts[kind]++;
+				trace.write?.(`${sim.now} p${this.index} sent ${kind} ${what}`);
 				const roundTrip = sim.latency;
 				sim.at(sim.now + roundTrip / 2, () => arrive(sentAt, roundTrip));
 			});
@@ -382,6 +393,7 @@ export class SimProcess {
 			const serverAt = sim.now;
 			const retryAfter = sim.limited(serverAt);
 			const value = retryAfter === undefined ? answer(serverAt) : undefined;
+			trace.write?.(`${serverAt} p${this.index} ${kind} ${what}: ${retryAfter ? 429 : 200}`);
 			this.at(sim.now + roundTrip / 2, () => {
 				if (retryAfter === undefined) return done(value as T);
 				sim.counts.rateLimited++;
@@ -401,6 +413,7 @@ export class SimProcess {
 		this.inFlight++;
 		const answered = (body: IDataObject, kind: 'pending' | 'done') => {
 			this.inFlight--;
+			trace.write?.(`${this.sim.now} p${this.index} answer ${run.runId} ${kind} ${body.status}`);
 			const outcome = { itemIndex: run.target.itemIndex, item: { json: body } };
 			this.policy.answered(
 				run,
@@ -427,9 +440,11 @@ export class SimProcess {
 					(serverAt) => (sim.outputReadAt ??= serverAt),
 					() => answered(body, 'done'),
 					'outputs',
+					run.runId,
 				);
 			},
 			'status',
+			run.runId,
 		);
 	}
 
@@ -443,6 +458,7 @@ export class SimProcess {
 		};
 		if (this.sim.options.eventsReadable === false) {
 			this.sim.counts.events++;
+			trace.write?.(`${this.sim.now} p${this.index} events: 403`);
 			return void this.sim.at(this.sim.now + this.sim.latency, () => finish(undefined));
 		}
 		// As loop.ts: page after page as the list window says.
@@ -457,6 +473,7 @@ export class SimProcess {
 					else step(next);
 				},
 				'events',
+				`after ${after} page ${page}`,
 			);
 		step(first);
 	}
@@ -476,6 +493,8 @@ export class SimProcess {
 		}
 		if (this.executions.size === 0) return void (this.running = false);
 		const { checks, readListUntil, wakeAt } = this.policy.next(sim.now);
+		const sent = checks.map((run) => run.runId).join(' ');
+		trace.write?.(`${sim.now} p${this.index} turn: ${sent}; list ${readListUntil}; wake ${wakeAt}`);
 		if (readListUntil !== undefined) this.readList();
 		for (const run of checks) this.check(run);
 		const idle = Math.min(PAUSE_SLICE_MS, Math.max(BUSY_SLICE_MS, wakeAt - sim.now));
