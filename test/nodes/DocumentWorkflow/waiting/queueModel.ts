@@ -1,6 +1,6 @@
 /**
  * The queue-mode row under one read limit as a history of the simulator (simulator.ts): what
- * bench/queue-model.bench.ts reports on, and what trace.test.ts replays to see that no decision of
+ * bench/queue-model.bench.ts reports on, and what trace.slow.test.ts replays to see that no decision of
  * the policy changed. Each seed is one history, the same every run.
  */
 import type { Figures } from './simulator';

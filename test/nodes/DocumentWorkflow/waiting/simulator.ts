@@ -121,7 +121,7 @@ export const uuid = (n: number, kind = 4) =>
 type Timed = { at: number; seq: number; fn: () => void };
 
 /**
- * Where every simulation writes what happened, when set (trace.test.ts hashes it): each turn of a
+ * Where every simulation writes what happened, when set (trace.slow.test.ts hashes it): each turn of a
  * loop and what the policy said, each request put on the wire and its answer, each check's answer
  * to the policy, each execution's end. One line each, times in simulated ms.
  */

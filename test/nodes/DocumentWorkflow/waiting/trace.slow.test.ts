@@ -5,7 +5,7 @@
  * what the policy said, each request on the wire and its answer, each check's answer, each
  * execution's end) and hashed; the hashes must be those in trace-hashes.json, recorded on the code
  * before a restructuring. A change meant to alter behaviour records them anew:
- * `WRITE_TRACE_HASHES=1 npx jest test/nodes/DocumentWorkflow/waiting/trace.test.ts`.
+ * `WRITE_TRACE_HASHES=1 npx jest test/nodes/DocumentWorkflow/waiting/trace.slow.test.ts`.
  */
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
