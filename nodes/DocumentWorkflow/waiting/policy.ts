@@ -88,8 +88,10 @@ export interface Run {
 	 * as its wait began, or learnt while the list looked for it); `cold`: nothing known then. */
 	expectedAge?: number;
 	cold: boolean;
-	/** An event named it (`completedListed`: completed; its output is read beside its status). */
+	/** An event named it (`completedListed`: completed; its output is read beside its status;
+	 * `namedInFlight`: while a check was out, which may have left before the end: read again). */
 	named: boolean;
+	namedInFlight?: boolean;
 	completedListed?: boolean;
 	/** Its part in its wait's rounds: a probe, waiting for the sweep, swept, or pending after it;
 	 * a probe's age when seen done, or lined up to be read (`finished`). */
@@ -397,6 +399,8 @@ export class Policy {
 	/** A check's answer. */
 	answered(run: Run, answer: Answer, now: number): void {
 		this.released(run);
+		const namedInFlight = run.namedInFlight;
+		run.namedInFlight = undefined;
 		if (answer.kind === 'replaced') {
 			run.triggerRunId ??= run.runId;
 			run.runId = answer.runId;
@@ -416,10 +420,16 @@ export class Policy {
 			run.notFoundSince ??= now;
 			run.soonAt = now + run.wait.settings.initialPollIntervalMs;
 		} else {
+			const completedListed = run.completedListed;
 			run.notFoundSince = undefined;
 			run.soonAt = undefined;
 			this.placeByStart(run);
 			this.pending(run, now);
+			// An event listed its end while this check was out: its pending answer is older than that.
+			if (namedInFlight) {
+				run.soonAt = now;
+				run.completedListed = completedListed;
+			}
 		}
 	}
 
@@ -523,15 +533,16 @@ export class Policy {
 		this.evidence = [];
 	}
 
-	/** Ends the list named: events name their run, and each run named is read at once (unless
-	 * being read; one that an event listed completed, with its output). */
+	/** Ends the list named: events name their run, and each run named is read at once (one being
+	 * read, again once that read answers pending; one listed completed, with its output). */
 	private endsTold(ends: ListedEnd[], pending: Map<string, Run>, now: number): void {
 		if (ends.length > 0) this.learnNaming(true);
 		for (const { id, completed } of ends) {
 			const run = pending.get(id);
 			if (!run) continue;
 			run.named = true;
-			if (!run.checking) run.soonAt = now;
+			if (run.checking) run.namedInFlight = true;
+			else run.soonAt = now;
 			run.completedListed ||= completed;
 		}
 	}

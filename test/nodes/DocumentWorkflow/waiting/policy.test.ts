@@ -173,6 +173,22 @@ describe('which read goes first when reads are scarce', () => {
 		expect(policy.next(T0 + 25_000).checks).toEqual([runs[1]]);
 	});
 
+	it('a run an event names while its check is out is read again once that check answers pending: the check may have left before the end, and the run is no longer one the list looks at', () => {
+		const { policy, runs } = waiting([0, 10], 3);
+		const [run] = runs;
+		// Its own check goes, and waits for its answer (at the pacer, say) while the list names it.
+		const sent = firstStepWhere(policy, T0 + 1000, ({ checks }) => checks.includes(run))!;
+		policy.listRead([completed(run.runId)], sent + 100);
+		expect(run.named).toBe(true);
+		policy.answered(run, { kind: 'pending', run: { status: 'running' } }, sent + 200);
+		expect(policy.next(sent + 200).checks).toContain(run);
+		// Its output is read beside its status: an event listed it completed.
+		expect(run.completedListed).toBe(true);
+		// Once: a second pending answer puts it back on its own schedule.
+		policy.answered(run, { kind: 'pending', run: { status: 'running' } }, sent + 300);
+		expect(policy.next(sent + 300).checks).not.toContain(run);
+	});
+
 	it("a read at a run's Max Wait Time goes first: the wait is to end at that time, however old its run", () => {
 		const policy = new Policy();
 		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 1 };
