@@ -162,11 +162,13 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 				const limit = sinceMs - options.overlapMs;
 				const old = ids.slice(firstOff).filter((id) => (cursor.listed[id] ?? Infinity) < limit);
 				const half = (Date.now() + options.until) / 2;
-				if (old.length > 0) await forward(upTo, { sinceMs, known: old.length, until: half });
+				// Where that reached the end of the list, it has read what follows too: nothing is asked again.
+				const through =
+					old.length > 0 && (await forward(upTo, { sinceMs, known: old.length, until: half }));
 				const resume = compareIds(next.after ?? '', upTo ?? '') > 0 ? next.after : upTo;
 				// Where `after` has reached the newest id, reading on from it is the read of new events: asked once.
-				const caughtUp = resume === newest || (await forward(newest));
-				complete = caughtUp && (await forward(resume, { sinceMs }));
+				const caughtUp = through || resume === newest || (await forward(newest));
+				complete = through || (caughtUp && (await forward(resume, { sinceMs })));
 			}
 		}
 	} catch (error) {
