@@ -124,7 +124,9 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		const ids = Object.keys(cursor.listed).sort();
 		const newest = frontier(cursor);
 		if (!options.recheck) complete = await forward(newest);
-		else if (ids.length < MAX_PAGE_SIZE) complete = await forward(cursor.after);
+		// Up to two pages of known ids, reading them costs no more than counting them and reading on
+		// past the newest (two requests), and where late events entered among them, fewer.
+		else if (ids.length < 2 * MAX_PAGE_SIZE) complete = await forward(cursor.after);
 		else {
 			const pages = Math.ceil(ids.length / MAX_PAGE_SIZE);
 			const last = await inPlace(ask, cursor.after, ids, pages);

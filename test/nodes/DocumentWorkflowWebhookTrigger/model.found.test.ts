@@ -319,3 +319,29 @@ test(`MODEL_SEED=1218956007, after dd14b06: a look back that went over the old i
 		step.burst(101, 0),
 	]);
 }, 60_000);
+
+test(`MODEL_SEED=-625386871, after dd14b06: a look back over fewer than two pages of known ids reads them instead of counting: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// Three hours down, a burst of 179 emitted, then a crash loses the deliveries of two bursts (20
+	// and 139) whose ids lie among the 179's; the service's repeats come to a new process with the
+	// API at 2 s a request. Reading the 338 events after `after` takes four requests (8 s). The
+	// look back counted page 2 (moved), probed page 1, read past the newest id, then on from page 1:
+	// its 10 s bound cut it before the last page, and the next read counted again (pages 4, 2, 3):
+	// the events of the last page out 18 s after the first delivery after their listing.
+	const setup = {
+		...quietApi,
+		events: [],
+		api: { ...quietApi.api, latencyMs: 0 },
+		startOffsetMs: 10,
+		history: { spread: 250, recent: 6, expiring: 40 },
+	};
+	await checkWebhookHistory('deliveries', setup, [
+		step.restart(10_800_000),
+		step.burst(179, 0),
+		step.deliverAgain(12, false, false),
+		step.crashMidEmit(),
+		step.copyWorkflow(),
+		step.latency(2000),
+		step.burst(20, 0),
+		step.burst(139, 2000),
+	]);
+}, 60_000);
