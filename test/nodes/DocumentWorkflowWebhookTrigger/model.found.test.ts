@@ -345,3 +345,12 @@ test(`MODEL_SEED=-625386871, after dd14b06: a look back over fewer than two page
 		step.burst(139, 2000),
 	]);
 }, 60_000);
+
+test('a step that changes the API latency leaves the setup as it was drawn: a failure prints, and shrinking reruns, the latency its history began with', async () => {
+	// MODEL_SEED=-625386871 printed its setup with 2 s a request: its apiLatency(2000) step had
+	// changed the drawn setup itself (the API kept it, not a copy), so the counterexample as
+	// printed starts at 2 s where the history it reports started at none.
+	const setup = { ...quietApi, api: { ...quietApi.api, latencyMs: 0 } };
+	await checkWebhookHistory('deliveries', setup, [step.latency(2000), step.burst(20, 0)]);
+	expect(setup.api.latencyMs).toBe(0);
+}, 60_000);
