@@ -124,7 +124,9 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		const ids = Object.keys(cursor.listed).sort();
 		const newest = frontier(cursor);
 		if (!options.recheck) complete = await forward(newest);
-		else if (ids.length < MAX_PAGE_SIZE) complete = await forward(cursor.after);
+		// Up to two pages of known ids, reading them costs no more than counting them and reading on
+		// past the newest (two requests), and where late events entered among them, fewer.
+		else if (ids.length < 2 * MAX_PAGE_SIZE) complete = await forward(cursor.after);
 		else {
 			const pages = Math.ceil(ids.length / MAX_PAGE_SIZE);
 			const last = await inPlace(ask, cursor.after, ids, pages);
@@ -162,11 +164,13 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 				const limit = sinceMs - options.overlapMs;
 				const old = ids.slice(firstOff).filter((id) => (cursor.listed[id] ?? Infinity) < limit);
 				const half = (Date.now() + options.until) / 2;
-				if (old.length > 0) await forward(upTo, { sinceMs, known: old.length, until: half });
+				// Where that reached the end of the list, it has read what follows too: nothing is asked again.
+				const through =
+					old.length > 0 && (await forward(upTo, { sinceMs, known: old.length, until: half }));
 				const resume = compareIds(next.after ?? '', upTo ?? '') > 0 ? next.after : upTo;
 				// Where `after` has reached the newest id, reading on from it is the read of new events: asked once.
-				const caughtUp = resume === newest || (await forward(newest));
-				complete = caughtUp && (await forward(resume, { sinceMs }));
+				const caughtUp = through || resume === newest || (await forward(newest));
+				complete = through || (caughtUp && (await forward(resume, { sinceMs })));
 			}
 		}
 	} catch (error) {

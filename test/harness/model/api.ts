@@ -106,7 +106,12 @@ export class ModelApi {
 	/** Forged ids and pings come from another counter range: never equal to a created id. */
 	private forgedCounter = 0x8000_0000;
 
-	constructor(readonly settings: ApiSettings) {}
+	/** A copy of the setup's: a step that changes it (`apiLatency`) leaves the drawn setup, which fast-check prints and reruns, as it was. */
+	readonly settings: ApiSettings;
+
+	constructor(settings: ApiSettings) {
+		this.settings = { ...settings };
+	}
 
 	/** The API's clock. */
 	now(): number {

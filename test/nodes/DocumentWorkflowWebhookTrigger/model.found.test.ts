@@ -294,3 +294,63 @@ test(`MODEL_SEED=1218956007: three workflows on a key paced at a read a second a
 		step.burst(101, 0),
 	]);
 }, 60_000);
+
+test(`MODEL_SEED=1218956007, after dd14b06: a look back that went over the old ids to the end of the list asks past the newest id no more: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// 429s of 30 s and 1 s at activation left the key's pacer at a read a second (the limit learnt
+	// then, no longer trusted, kept until reads are held back). Four workflows on the key; 331 s
+	// after a burst of 101 its ids are older than the overlap window, and #1 (listed 10 s late)
+	// entered below them. Each trigger's look back counted pages 2 and 1, read on from the page
+	// that showed it to the end of the list, and then asked once more after the newest id it knew
+	// for what it had just read: 16 requests at a read a second, the last event out 10.4 to 13 s
+	// after its deliveries. Not asked again: 12, the last trigger's read done within 10 s.
+	const setup = {
+		...quietApi,
+		api: { ...quietApi.api, latencyMs: 0 },
+		activationFaults: [
+			{ kind: '429' as const, retryAfterS: 30, asDate: false },
+			{ kind: '429' as const, retryAfterS: 1, asDate: false },
+		],
+	};
+	await checkWebhookHistory('deliveries', setup, [
+		step.create({ type: 0, lateMs: 10_000, deliveries: [] }),
+		step.copyWorkflow(),
+		step.copyWorkflow(),
+		step.copyWorkflow(),
+		step.burst(101, 0),
+	]);
+}, 60_000);
+
+test(`MODEL_SEED=-625386871, after dd14b06: a look back over fewer than two pages of known ids reads them instead of counting: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// Three hours down, a burst of 179 emitted, then a crash loses the deliveries of two bursts (20
+	// and 139) whose ids lie among the 179's; the service's repeats come to a new process with the
+	// API at 2 s a request. Reading the 338 events after `after` takes four requests (8 s). The
+	// look back counted page 2 (moved), probed page 1, read past the newest id, then on from page 1:
+	// its 10 s bound cut it before the last page, and the next read counted again (pages 4, 2, 3):
+	// the events of the last page out 18 s after the first delivery after their listing.
+	const setup = {
+		...quietApi,
+		events: [],
+		api: { ...quietApi.api, latencyMs: 0 },
+		startOffsetMs: 10,
+		history: { spread: 250, recent: 6, expiring: 40 },
+	};
+	await checkWebhookHistory('deliveries', setup, [
+		step.restart(10_800_000),
+		step.burst(179, 0),
+		step.deliverAgain(12, false, false),
+		step.crashMidEmit(),
+		step.copyWorkflow(),
+		step.latency(2000),
+		step.burst(20, 0),
+		step.burst(139, 2000),
+	]);
+}, 60_000);
+
+test('a step that changes the API latency leaves the setup as it was drawn: a failure prints, and shrinking reruns, the latency its history began with', async () => {
+	// MODEL_SEED=-625386871 printed its setup with 2 s a request: its apiLatency(2000) step had
+	// changed the drawn setup itself (the API kept it, not a copy), so the counterexample as
+	// printed starts at 2 s where the history it reports started at none.
+	const setup = { ...quietApi, api: { ...quietApi.api, latencyMs: 0 } };
+	await checkWebhookHistory('deliveries', setup, [step.latency(2000), step.burst(20, 0)]);
+	expect(setup.api.latencyMs).toBe(0);
+}, 60_000);

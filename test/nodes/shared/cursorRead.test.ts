@@ -107,6 +107,34 @@ test('a late event among 1,000 events read before is found by counting and a bin
 	expect(quiet.requests).toBe(1);
 });
 
+test('a look back whose read over ids older than the window reaches the end of the list asks past the newest id no more: it has read all that follows', async () => {
+	// After every event the file's other tests made.
+	await env.sandbox.control.advanceClock(10 * MINUTE);
+	const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
+	const newestBefore = before.at(-1);
+	const start = startingAfter(
+		newestBefore ? { id: newestBefore.id, createdOn: newestBefore.createdOn } : null,
+	);
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	await env.sandbox.control.createEvents(spreadEvents(250, now - 60_000, now - 2000));
+	const first = await readEvents(pages(), start, { ...options, recheck: true });
+	expect(first.events).toHaveLength(250);
+	// The 250 are older than the overlap window now, and a late event entered below them.
+	await env.sandbox.control.advanceClock(6 * MINUTE);
+	const [late] = (
+		await env.sandbox.control.createEvents(
+			[{ type: 'run.failed', createdOn: new Date(now - 61_000).toISOString() }],
+			{ returnIds: true },
+		)
+	).ids!;
+	const reader = pages();
+	const second = await readEvents(reader, first.cursor, { ...options, recheck: true });
+	expect(second.events.map((event) => event.id)).toEqual([late]);
+	expect(second.complete).toBe(true);
+	// The last page (moved), the search down to page 1 (kept), the pages after it to the end: no more.
+	expect(reader.requests).toBe(5);
+});
+
 test('Max Events counts only events not done: going over the events read before (fewer than a page) leaves room for new ones, so a capped read still emits the newest', async () => {
 	const now = (await env.sandbox.control.getClock()).nowMs;
 	// After every event the file's other tests made.
