@@ -11,8 +11,6 @@ import { LOOKBACK_MS, newListWindow, takeListRead } from './listWindow';
 
 export const PROBE_SHARE = 0.08;
 export const RUN_SHARE = 0.2;
-/** Runs within this factor of one another are of one length: read at one's length, all are on time. */
-export const ONE_LENGTH = 1 + RUN_SHARE;
 export const LIST_SHARE = 0.18;
 export const COLD_SHARE = 0.09;
 export const PROBES = 8;
@@ -62,42 +60,40 @@ export type Answer =
 /** The only final statuses; every other status, known or not, keeps the run waiting. */
 export const FINAL_STATUSES = ['completed', 'failed', 'cancelled'];
 
-/** One run of a wait, from its target to its outcome. Ages count from `bornAt` (local time). */
+/**
+ * One run of a wait, from its target to its outcome; ages from `bornAt` (local time). `firstAge`:
+ * its first check; `expectedAge`: where its workflow's runs end, if of one length (known as its
+ * wait began, or learnt while the list looked for it); `cold`: nothing known then. `role` in its
+ * wait's rounds: a probe, waiting for the sweep, swept, or pending after it. `soonAt` comes before
+ * the rounds (a 404, an event naming it, a run read at once). `readAge`: at its last pending read.
+ */
 export interface Run {
 	readonly wait: Wait;
 	readonly target: WaitTarget;
-	/** What it is: its id now (`triggerRunId`: the one it was submitted under), its last answer. */
 	runId: string;
 	triggerRunId?: string;
 	bornAt: number;
-	lastAnswer?: IDataObject;
-	notFoundSince?: number;
-	/** By id: its `startedOn`, once read (it places the runs before it). */
-	startedOn?: number;
-	outcome?: WaitOutcome;
-	checking: boolean;
-	/** When an own read is due: `soonAt` before all else (a 404, an event naming it, read at once),
-	 * else `dueAt` (its round's schedule); `firstAge`: its first check. `readAge`: at its last
-	 * pending read. `lastCheckAt`: when the read at its Max Wait Time was sent. */
-	soonAt?: number;
-	dueAt?: number;
 	firstAge: number;
-	readAge?: number;
-	lastCheckAt?: number;
-	/** What it was known by: `expectedAge`, where its workflow's runs end, if of one length (known
-	 * as its wait began, or learnt while the list looked for it); `cold`: nothing known then. */
 	expectedAge?: number;
 	cold: boolean;
-	/** An event named it (`completedListed`: completed; its output is read beside its status;
-	 * `namedInFlight`: while a check was out, which may have left before the end: read again). */
-	named: boolean;
-	namedInFlight?: boolean;
-	completedListed?: boolean;
-	/** Its part in its wait's rounds: a probe, waiting for the sweep, swept, or pending after it;
-	 * a probe's age when seen done, or lined up to be read (`finished`). */
+	lastAnswer?: IDataObject;
+	notFoundSince?: number;
+	startedOn?: number;
+	outcome?: WaitOutcome;
 	role: 'probe' | 'waiting' | 'swept' | 'later';
-	doneAge?: number;
+	dueAt?: number;
+	soonAt?: number;
+	checking: boolean;
+	readAge?: number;
 	linedUpAge?: number;
+	doneAge?: number;
+	named: boolean;
+	/** An event listed it completed: its output is read beside its status, not after it. */
+	completedListed?: boolean;
+	/** An event named it while a check was out, which may have left before its end: read again. */
+	namedInFlight?: boolean;
+	/** When the read at its Max Wait Time was sent. */
+	lastCheckAt?: number;
 }
 
 /** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`. */
@@ -113,12 +109,12 @@ export interface Wait {
 	inFlight: number;
 }
 
-/** What runs of a workflow taught: the shortest and longest seen, and how many. */
-export type Lengths = { shortest: number; longest: number; runs: number };
-
-/** How a run's looks through the list are measured: from `bornAt`, from age `earliest` on, a
- * `share` of the age apart. */
-export type LookBasis = { bornAt: number; earliest: number; share: number };
+type Lengths = { shortest: number; longest: number; runs: number };
+/** Two runs or more, within a run's share of one another: read at one's length, all are on time. */
+const ofOneLength = (k?: Lengths) => !!k && k.runs > 1 && k.longest <= k.shortest * ONE_LENGTH;
+/** A run's first check: past where its workflow's runs end, never before the First Check Interval. */
+const firstAgeOf = (settings: WaitSettings, learned = 0) =>
+	Math.max(settings.initialPollIntervalMs, learned + ANSWER_MS);
 
 /** When a run's wait ends at the latest: Max Wait Time after its submission (by id: the wait's start). */
 export const maxWaitEnd = ({ target, wait }: Run): number =>
@@ -132,190 +128,29 @@ export function maxWaitReached(run: Run, now: number): 'no' | 'reached' | 'passe
 	return now < (run.lastCheckAt ?? Infinity) + lastAnswerMs ? 'reached' : 'passed';
 }
 
+export const ONE_LENGTH = 1 + RUN_SHARE;
+
 const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 /** The UUIDs anywhere in an event's `data` (the spec does not show what it holds). */
 const idsIn = (data: unknown) => (JSON.stringify(data ?? null).match(UUIDS) ?? []).map(lower);
 const lower = (text: unknown) => String(text ?? '').toLowerCase();
 const timeOf = (value: unknown): number => Date.parse(String(value));
-const isRunEvent = (event: IDataObject) => /^run\./.test(String(event.type));
 const pendingRuns = (wait: Wait): Run[] => wait.runs.filter((run) => !run.outcome);
 const byAge = (a: Run, b: Run) => a.bornAt - b.bornAt || a.target.itemIndex - b.target.itemIndex;
 const workflowOf = (run: Run) => lower(run.lastAnswer?.workflowId ?? run.target.workflowId).trim();
-
-// ---- What runs taught ----
-
-/** Two runs or more, within ONE_LENGTH of one another. */
-export const ofOneLength = (k?: Lengths) =>
-	!!k && k.runs > 1 && k.longest <= k.shortest * ONE_LENGTH;
-
-/** A run's first check: past where its workflow's runs end, never before the First Check Interval. */
-const firstAgeOf = (settings: WaitSettings, learned = 0) =>
-	Math.max(settings.initialPollIntervalMs, learned + ANSWER_MS);
-
-/** A new run's first check: past the longest where its workflow's runs are of one length or one
- * is known (then `expectedAge` too, if of one length), else past the shortest. */
-export function firstCheckOf(settings: WaitSettings, known?: Lengths) {
-	const oneLength = ofOneLength(known);
-	const learned = known && (oneLength || known.runs === 1 ? known.longest : known.shortest);
-	const firstAge = firstAgeOf(settings, learned);
-	return { firstAge, expectedAge: oneLength ? firstAge : undefined };
-}
-
-/** A run's length from its submission (by id: its `startedOn`) to its `completedOn`, on the API's
- * clock (`ahead`: how far that is ahead of ours); without both, the age it was seen final at. */
-export function lengthSeen(run: Run, ahead: number, now: number): number {
-	const answer = run.lastAnswer ?? {};
-	const started = timeOf(answer.startedOn);
-	const completed = timeOf(answer.completedOn);
-	const submitted = run.target.submittedAt === undefined ? started - ahead : run.bornAt;
-	const length = completed - submitted;
-	return Number.isFinite(length) && length >= ahead ? length : now - run.bornAt + ahead;
-}
-
-/** The most the API's clock was seen ahead of ours: none of its timestamps is in its future. */
-export function apiAheadAfter(answer: IDataObject | undefined, now: number, ahead?: number) {
-	for (const at of [answer?.startedOn, answer?.completedOn].map(timeOf))
-		if (Number.isFinite(at)) ahead = Math.max(ahead ?? -Infinity, at - now);
-	return ahead;
-}
-
-// ---- When a run is read next ----
-
-/** The gap after a read at this age: its share less the answers after it, within the intervals;
- * never closer than a one-run wait's first gap and the time its answer takes. */
-export function gap(settings: WaitSettings, age: number, share: number, answers = 1): number {
-	const { initialPollIntervalMs, maxPollIntervalMs } = settings;
-	const shortest = RUN_SHARE * initialPollIntervalMs + ANSWER_MS;
-	return Math.min(maxPollIntervalMs, Math.max(shortest, share * age - answers * ANSWER_MS));
-}
-
-/** The share of a probe's age to its next read: a one-run wait's run a RUN_SHARE, but just past
- * where its workflow's runs end, and in a batch, the closer PROBE_SHARE. */
-export function probeShare(run: Run, age: number): number {
-	const nearEnd = age < (run.expectedAge ?? -Infinity) * ONE_LENGTH;
-	return nearEnd || run.wait.runs.length > 1 ? PROBE_SHARE : RUN_SHARE;
-}
-
-/** When a run's own read is due by its schedule (undefined: it waits for its round's sweep): at
- * once (`soonAt`), else its round's `dueAt`; the probe in turn at the rotation's time at the
- * latest, but never before its first check. */
-export function scheduledAt(run: Run, inTurn: boolean, now: number): number | undefined {
-	const due = run.soonAt ?? run.dueAt;
-	if (!inTurn) return due;
-	const turnAt = Math.max(run.wait.rotationAt ?? now, run.bornAt + run.firstAge);
-	return Math.min(due ?? Infinity, turnAt);
-}
-
-/** A read at a run's Max Wait Time is due at that time; else a run's end is late by a share of its
- * age, so the younger of two runs due together has the nearer deadline. */
-export const deadlineOf = (run: Run, at: number) =>
-	at >= maxWaitEnd(run) ? at : at + RUN_SHARE * (at - run.bornAt);
-
-/** The probe of a rotating wait whose turn is next: every other turn the oldest, else the one
- * read longest ago (the oldest first). */
-export function probeInTurn(wait: Wait): Run | undefined {
-	const isFree = (run: Run) => !run.outcome && !run.checking && run.soonAt === undefined;
-	const readAt = (run: Run) => (run.readAge ?? -Infinity) + run.bornAt;
-	const free = wait.probes.filter(isFree);
-	if (wait.oldestTurn) return free.sort(byAge)[0];
-	return free.sort((a, b) => readAt(a) - readAt(b) || byAge(a, b))[0];
-}
-
-/** A round's probes among its runs (oldest first): the middles of PROBES equal parts (all, if few). */
-export function probesOf(pool: Run[]): Run[] {
-	const count = Math.min(PROBES, pool.length);
-	const middle = (part: number) => Math.floor(((2 * part + 1) * pool.length) / (2 * count));
-	const picks = new Set(Array.from({ length: count }, (_, part) => middle(part)));
-	return pool.filter((_, index) => picks.has(index));
-}
-
-/** At what age each waiting run is swept, oldest first: the longest age at which the oldest probe
- * and the probes submitted no later than it were seen done (every probe, once two ended more than
- * ONE_LENGTH apart); none from the first with a probe that counts still pending. */
-export function sweepAges(probes: Run[], waiting: Run[]): Array<{ run: Run; age: number }> {
-	const doneAges = probes.flatMap((probe) => probe.doneAge ?? []);
-	const varied = Math.max(...doneAges) > Math.min(...doneAges) * ONE_LENGTH;
-	const [oldest] = [...probes].sort(byAge);
-	const swept = [];
-	for (const run of waiting.sort(byAge)) {
-		const counts = (probe: Run) => varied || probe === oldest || probe.bornAt <= run.bornAt;
-		const older = probes.filter(counts);
-		if (older.some((probe) => probe.doneAge === undefined)) break;
-		swept.push({ run, age: Math.max(run.firstAge, ...older.map((probe) => probe.doneAge!)) });
-	}
-	return swept;
-}
-
-// ---- The event list ----
-
-/** How a run's looks are measured: from its workflow's shortest run seen on, at LIST_SHARE of its
- * age. Runs waited on as nothing was known of their workflow (`coldLook`) keep to the schedule of
- * the oldest of them (`coldSince`) at COLD_SHARE: nothing says a younger one ends sooner. */
-export function lookBasis(run: Run, now: number, coldSince: number, known?: Lengths): LookBasis {
-	const earliest = known?.shortest ?? run.wait.settings.initialPollIntervalMs;
-	if (!coldLook(run, now, known)) return { bornAt: run.bornAt, earliest, share: LIST_SHARE };
-	return { bornAt: Math.min(run.bornAt, coldSince), earliest, share: COLD_SHARE };
-}
-
-/** Cold until older than ONE_LENGTH times the longest run of its workflow since seen. */
-export const coldLook = (run: Run, now: number, known?: Lengths) =>
-	run.cold && !(known && now - run.bornAt > ONE_LENGTH * known.longest);
-
-/** When a run the list looks at is read by itself at the latest, for an event listed later than the
- * reads look back: LOOK_FACTOR times as old as at its last own read (never read: as the longer of
- * the Not Found Grace Period and its workflow's longest run seen). */
-export function latestOwnRead(run: Run, longest = 0): number {
-	if (run.readAge !== undefined) return run.bornAt + LOOK_FACTOR * run.readAge;
-	const grace = run.wait.settings.notFoundGraceMs;
-	return run.bornAt + Math.max(LOOK_FACTOR * Math.max(grace, longest), run.firstAge);
-}
-
-/** Checks go first: a read of the list due while checks are in flight waits for them, for at most
- * its own gap past its due time (the first read has no gap: it goes when due). */
-export function listYields(listAt: number, readFrom: number, checking: number, now: number) {
-	const listGap = listAt - readFrom;
-	return checking === 0 || !Number.isFinite(listGap) || now - listAt >= listGap;
-}
-
-/** After LIST_MISSES failed reads in a row the list rests a Longest Check Interval, twice as long
- * after each further failure (up to LIST_MISSES times): a lost scope may come back. */
-export function listPaused(failures: number, failedAt: number, longest: number, now: number) {
-	if (failures < LIST_MISSES) return false;
-	return now < failedAt + longest * 2 ** Math.min(failures - LIST_MISSES, LIST_MISSES);
-}
-
-/** A run's end an event listed (`completed`: as `run.completed`). */
-type ListedEnd = { id: string; completed: boolean };
-
-/** What a read's run events tell of the run ids `known`: the ends of those they name, the ids
- * they name of no run known (a run added later may have one), and how many named none known. */
-export function eventsTell(events: IDataObject[], known: Set<string>) {
-	const ends: ListedEnd[] = [];
-	const unknownIds: string[] = [];
-	let unnamed = 0;
-	for (const event of events.filter(isRunEvent)) {
-		const ids = idsIn(event.data);
-		const ours = ids.filter((id) => known.has(id));
-		const completed = event.type === 'run.completed';
-		ends.push(...ours.map((id) => ({ id, completed })));
-		unknownIds.push(...ids.filter((id) => !known.has(id)));
-		if (ours.length === 0) unnamed++;
-	}
-	return { ends, unknownIds, unnamed };
-}
 
 export class Policy {
 	readonly waits = new Set<Wait>();
 	/** Whether the API's run events name their run: unknown until seen. */
 	namesRuns: boolean | undefined;
 	private readonly lengths = new LruMap<string, Lengths>(KEYS_KEPT);
+	/** The most the API's clock was seen ahead of ours: none of its timestamps is in its future. */
 	private apiAhead?: number;
-	/** Runs seen final by their own read while naming is unknown, and when; how many no read showed. */
-	private evidence: Array<{ runId: string; seenAt: number }> = [];
 	private misses = 0;
-	/** Failed reads of the list in a row, and when the last failed. */
 	private failures = 0;
 	private failedAt = -Infinity;
+	/** Runs seen final by their own read while naming is unknown, and when. */
+	private evidence: Array<{ runId: string; seenAt: number }> = [];
 	/** Where the next read of the list starts, and the ids seen since (`listWindow.ts`). */
 	readonly list = newListWindow();
 	/** Ids named by run events the list brought before any wait had them, and when: a run can end
@@ -328,6 +163,8 @@ export class Policy {
 	private lookedFrom = -Infinity;
 	/** When the read in flight left (its first request passed the read pacer). */
 	private readSentAt?: number;
+	/** When the oldest run waited on as nothing was known of its workflow was submitted. */
+	private coldSince = Infinity;
 
 	begin(targets: WaitTarget[], settings: WaitSettings, now: number): Wait {
 		const wait: Wait = { runs: [], settings, beganAt: now, probes: [], inFlight: 0 };
@@ -340,14 +177,15 @@ export class Policy {
 	add(wait: Wait, targets: WaitTarget[], now: number): Wait {
 		for (const target of targets) {
 			const known = this.lengthsOf(target.workflowId);
+			const oneLength = ofOneLength(known);
+			const learned = known && (oneLength || known.runs === 1 ? known.longest : known.shortest);
+			const firstAge = firstAgeOf(wait.settings, learned);
+			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
+			const run = { wait, target, runId: target.runId, bornAt, firstAge, expectedAge };
 			// Its end listed already: read at once, as a run the list names.
-			const listed = this.endsListed.delete(lower(target.runId));
-			wait.runs.push({
-				...{ wait, target, runId: target.runId, bornAt: target.submittedAt ?? now },
-				...firstCheckOf(wait.settings, known),
-				...{ cold: !known, role: 'later', checking: false, named: listed },
-				soonAt: listed ? now : undefined,
-			});
+			const named = this.endsListed.delete(lower(target.runId));
+			const soonAt = named ? now : undefined;
+			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named, soonAt });
 		}
 		this.nextRound(wait, now);
 		// Runs waited on by id began at unknown times: probes are read at once, their starts place all.
@@ -357,42 +195,52 @@ export class Policy {
 
 	/** What to do at `now`: the checks to send, a read of the list (its deadline), the next wake. */
 	next(now: number): { checks: Run[]; readListUntil?: number; wakeAt: number } {
+		const candidates = this.listCandidates();
+		const cold = candidates.filter((run) => this.lookBasis(run, now).share === COLD_SHARE);
+		this.coldSince = Math.min(...cold.map((run) => run.bornAt));
+		// A read is worth it for two runs, or for one where events are known to name their run.
+		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
+		const covering = this.namesRuns !== false && !this.listPaused(now) && enough;
+		const reading = this.readingSince !== undefined;
+		const listAt = covering && !reading ? this.listDueAt(candidates, now) : Infinity;
 		const waits = [...this.waits];
-		const { candidates, basisOf, covering, listAt } = this.listPlan(now);
 		const limit = Math.max(1, ...waits.map((wait) => Math.floor(wait.settings.concurrency)));
 		const checking = waits.reduce((sum, wait) => sum + wait.inFlight, 0);
-		let inFlight = checking + (this.readingSince === undefined ? 0 : 1);
-		const readList =
-			listAt <= now && inFlight < limit && listYields(listAt, this.readFrom, checking, now);
-		if (readList) {
-			this.readingSince = now;
-			inFlight++;
-		}
+		let inFlight = checking + (reading ? 1 : 0);
+		// Checks go first: the list waits for those in flight, unless due for as long as its gap
+		// (the first read has no gap: it goes when due).
+		const gap = listAt - this.readFrom;
+		const yielded = checking === 0 || !Number.isFinite(gap) || now - listAt >= gap;
+		const readList = listAt <= now && inFlight < limit && yielded;
+		if (readList) [this.readingSince, inFlight] = [now, inFlight + 1];
+		// A hint older than the Longest Check Interval is of no use to any wait.
+		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
 		// From the first read on (it looks too, though it only finds where the list ends).
 		const looking = covering && (this.list.anchored || this.readingSince !== undefined);
 		const cover = new Set(looking ? candidates : []);
-		const inTurn = new Map(waits.map((wait) => [wait, wait.rotating && probeInTurn(wait)]));
-		const dueOf = (run: Run) => {
-			if (run.checking) return Infinity;
-			const due = scheduledAt(run, inTurn.get(run.wait) === run, now);
-			if (due === undefined) return maxWaitEnd(run);
-			const looked = cover.has(run) ? this.coveredDue(run, due, basisOf(run)) : due;
-			return Math.min(looked, maxWaitEnd(run));
-		};
-		const due = waits.flatMap(pendingRuns).map((run) => ({ run, at: dueOf(run) }));
-		const ready = due.filter(({ at }) => at <= now);
-		ready.sort((a, b) => deadlineOf(a.run, a.at) - deadlineOf(b.run, b.at));
+		const runs = waits.flatMap(pendingRuns);
+		const turns = new Map(waits.map((wait) => [wait, wait.rotating && this.nextInRotation(wait)]));
+		const due = runs.map((run) => ({ run, at: this.dueOf(run, cover, now, turns.get(run.wait)) }));
 		const checks: Run[] = [];
-		for (const { run } of ready) {
+		// Earliest deadline first: a run's end is late by a share of its age, so younger ones go
+		// first; a read at a run's Max Wait Time is due at that time.
+		const deadline = ({ run, at }: { run: Run; at: number }) =>
+			at >= maxWaitEnd(run) ? at : at + RUN_SHARE * (at - run.bornAt);
+		const ready = due.filter(({ at }) => at <= now);
+		for (const { run } of ready.sort((a, b) => deadline(a) - deadline(b))) {
 			if (inFlight >= limit) break;
 			if (run.wait.inFlight >= run.wait.settings.concurrency) continue;
-			this.sending(run, now);
+			[run.checking, run.wait.inFlight] = [true, run.wait.inFlight + 1];
+			if (run.wait.rotating && run.role === 'probe') {
+				run.wait.rotationAt = now + this.gap(run.wait, now - run.bornAt, PROBE_SHARE);
+				run.wait.oldestTurn = !run.wait.oldestTurn;
+			}
+			if (maxWaitReached(run, now) !== 'no') run.lastCheckAt ??= now;
 			checks.push(run);
 			inFlight++;
 		}
 		const later = due.filter(({ run }) => !run.checking).map(({ at }) => at);
-		// A hint older than the Longest Check Interval is of no use to any wait.
-		const readListUntil = readList ? now + this.longestInterval() : undefined;
+		const readListUntil = readList ? now + longest : undefined;
 		return { checks, readListUntil, wakeAt: Math.min(readList ? Infinity : listAt, ...later) };
 	}
 
@@ -403,33 +251,29 @@ export class Policy {
 		run.namedInFlight = undefined;
 		if (answer.kind === 'replaced') {
 			run.triggerRunId ??= run.runId;
-			run.runId = answer.runId;
-			run.notFoundSince = undefined;
-			run.soonAt = now;
-			return;
+			return void ([run.runId, run.notFoundSince, run.soonAt] = [answer.runId, undefined, now]);
 		}
-		this.apiAhead = apiAheadAfter(answer.run, now, this.apiAhead);
+		for (const at of [answer.run?.startedOn, answer.run?.completedOn].map(timeOf))
+			if (Number.isFinite(at)) this.apiAhead = Math.max(this.apiAhead ?? -Infinity, at - now);
 		run.lastAnswer = answer.run ?? run.lastAnswer;
 		if (answer.kind === 'done') {
 			run.outcome = answer.outcome;
 			const final = FINAL_STATUSES.includes(String(answer.run?.status));
 			if (final) this.learn(run, now);
-			this.finished(run, now, final);
-		} else if (!answer.run) {
-			// 404: again a First Check Interval later (past the grace period check.ts explains it).
+			return this.finished(run, now, final);
+		}
+		if (!answer.run) {
 			run.notFoundSince ??= now;
-			run.soonAt = now + run.wait.settings.initialPollIntervalMs;
-		} else {
-			const completedListed = run.completedListed;
-			run.notFoundSince = undefined;
-			run.soonAt = undefined;
-			this.placeByStart(run);
-			this.pending(run, now);
-			// An event listed its end while this check was out: its pending answer is older than that.
-			if (namedInFlight) {
-				run.soonAt = now;
-				run.completedListed = completedListed;
-			}
+			return void (run.soonAt = now + run.wait.settings.initialPollIntervalMs);
+		}
+		const completedListed = run.completedListed;
+		[run.notFoundSince, run.soonAt] = [undefined, undefined];
+		this.placeByStart(run);
+		this.pending(run, now);
+		// An event listed its end while this check was out: its pending answer is older than that.
+		if (namedInFlight) {
+			run.soonAt = now;
+			run.completedListed = completedListed;
 		}
 	}
 
@@ -440,38 +284,37 @@ export class Policy {
 
 	/** A check ended without an answer (its wait ended, or it was cut off at its Max Wait Time). */
 	released(run: Run): void {
-		run.checking = false;
-		run.wait.inFlight--;
+		[run.checking, run.wait.inFlight] = [false, run.wait.inFlight - 1];
 	}
 
 	/** What a read of the event list returned (undefined: nothing; `failed`: the list's fault). */
 	listRead(events: IDataObject[] | undefined, now: number, failed = !events): void {
-		const startedAt = this.readingSince ?? now;
-		const previousRead = this.readFrom;
-		this.readingSince = undefined;
-		this.readSentAt = undefined;
+		const [startedAt, previousRead] = [this.readingSince ?? now, this.readFrom];
+		[this.readingSince, this.readSentAt] = [undefined, undefined];
 		this.failures = failed ? this.failures + 1 : 0;
 		if (failed) this.failedAt = now;
 		if (!events) return;
 		// The first read only finds where the list ends; each after it goes minutes back.
-		const firstLook = !this.list.anchored;
+		const anchoring = !this.list.anchored;
 		const fresh = takeListRead(this.list, events);
 		this.readFrom = startedAt;
 		const runs = [...this.waits].flatMap(pendingRuns);
 		const pending = new Map(runs.map((run) => [lower(run.runId), run]));
-		if (firstLook) {
-			// It looks too: an event on its pages (the list's first and last) naming a run of ours is
-			// that run's end. (One on a page between is not seen: that run is read by itself, as late
-			// as a run the list looks at.)
-			this.lookedFrom = startedAt;
-			this.endsTold(eventsTell(events, new Set(pending.keys())).ends, pending, now);
-			return;
-		}
+		if (anchoring) return this.firstLook(events, pending, startedAt, now);
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
-		const { ends, unknownIds, unnamed } = eventsTell(fresh, known);
+		let unnamed = 0;
 		for (const [id, at] of this.endsListed) if (at < now - LOOKBACK_MS) this.endsListed.delete(id);
-		for (const id of unknownIds) this.endsListed.set(id, now);
-		this.endsTold(ends, pending, now);
+		for (const event of fresh.filter((candidate) => /^run\./.test(String(candidate.type)))) {
+			const ours = idsIn(event.data).filter((id) => known.has(id));
+			for (const id of idsIn(event.data)) if (!known.has(id)) this.endsListed.set(id, now);
+			if (ours.length === 0) unnamed++;
+			else [this.namesRuns, this.evidence] = [true, []];
+			for (const run of ours.flatMap((id) => pending.get(id) ?? [])) {
+				[run.named, run.soonAt] = [true, run.checking ? run.soonAt : now];
+				run.namedInFlight ||= run.checking;
+				run.completedListed ||= event.type === 'run.completed';
+			}
+		}
 		// A read with no end it cannot place is a look at every run. Run events that name no run of
 		// ours, while naming is unknown, are that many ended runs: tried oldest first.
 		if (this.namesRuns !== undefined || unnamed === 0) this.lookedFrom = startedAt;
@@ -481,70 +324,48 @@ export class Policy {
 		}
 		// A run seen final is a miss once reads start past a read begun after it (none shows it).
 		const missed = this.evidence.filter((entry) => entry.seenAt < previousRead).length;
-		this.evidence = this.evidence.slice(missed);
-		this.misses += missed;
-		if (this.misses >= LIST_MISSES && this.namesRuns === undefined) this.learnNaming(false);
+		[this.evidence, this.misses] = [this.evidence.slice(missed), this.misses + missed];
+		if (this.misses >= LIST_MISSES && this.namesRuns === undefined)
+			[this.namesRuns, this.evidence] = [false, []];
+	}
+
+	/**
+	 * The first read finds where the list ends, and looks too: an event on its pages (the list's
+	 * first and last) naming a run of ours is that run's end. (One on a page between is not seen:
+	 * that run is read by itself, as late as a run the list looks at.)
+	 */
+	private firstLook(events: IDataObject[], pending: Map<string, Run>, at: number, now: number) {
+		this.lookedFrom = at;
+		for (const event of events.filter((candidate) => /^run\./.test(String(candidate.type))))
+			for (const run of idsIn(event.data).flatMap((id) => pending.get(id) ?? [])) {
+				[run.named, run.soonAt, this.namesRuns] = [true, run.checking ? run.soonAt : now, true];
+				run.namedInFlight ||= run.checking;
+				run.completedListed ||= event.type === 'run.completed';
+				this.evidence = [];
+			}
+	}
+
+	/** After LIST_MISSES failed reads in a row the list rests a Longest Check Interval, twice as
+	 * long after each further failure (up to LIST_MISSES times): a lost scope may come back. */
+	private listPaused(now: number): boolean {
+		if (this.failures < LIST_MISSES) return false;
+		const longest = Math.max(0, ...[...this.waits].map((wait) => wait.settings.maxPollIntervalMs));
+		return now < this.failedAt + longest * 2 ** Math.min(this.failures - LIST_MISSES, LIST_MISSES);
 	}
 
 	/** What this process learned of a workflow's run lengths, on our clock. */
-	private lengthsOf(workflowId: unknown): Lengths | undefined {
+	lengthsOf(workflowId: unknown): Lengths | undefined {
 		const kept = this.lengths.get(lower(workflowId).trim());
 		const local = (ms = 0) => Math.max(0, ms - (this.apiAhead ?? 0));
 		return kept && { ...kept, shortest: local(kept.shortest), longest: local(kept.longest) };
 	}
 
-	/** The runs the list stands in for and how each is looked at; whether the list is read for them
-	 * (`covering`), and when it is due. */
-	private listPlan(now: number) {
-		const candidates = this.listCandidates();
-		const known = (run: Run) => this.lengthsOf(workflowOf(run));
-		const cold = candidates.filter((run) => coldLook(run, now, known(run)));
-		const coldSince = Math.min(...cold.map((run) => run.bornAt));
-		const basisOf = (run: Run) => lookBasis(run, now, coldSince, known(run));
-		// A read is worth it for two runs, or for one where events are known to name their run.
-		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
-		const resting = listPaused(this.failures, this.failedAt, this.longestInterval(), now);
-		const covering = this.namesRuns !== false && !resting && enough;
-		const reading = this.readingSince !== undefined;
-		const listAt = covering && !reading ? this.listDueAt(candidates, basisOf) : Infinity;
-		return { candidates, basisOf, covering, listAt };
-	}
-
-	/** The longest Longest Check Interval of the waits. */
-	private longestInterval(): number {
-		return Math.max(0, ...[...this.waits].map((wait) => wait.settings.maxPollIntervalMs));
-	}
-
-	/** A check of the run is sent now. */
-	private sending(run: Run, now: number): void {
-		const { wait } = run;
-		run.checking = true;
-		wait.inFlight++;
-		if (wait.rotating && run.role === 'probe') {
-			wait.rotationAt = now + gap(wait.settings, now - run.bornAt, PROBE_SHARE);
-			wait.oldestTurn = !wait.oldestTurn;
-		}
-		if (maxWaitReached(run, now) !== 'no') run.lastCheckAt ??= now;
-	}
-
-	/** Whether events name their run, now known: no evidence is needed any more. */
-	private learnNaming(names: boolean): void {
-		this.namesRuns = names;
-		this.evidence = [];
-	}
-
-	/** Ends the list named: events name their run, and each run named is read at once (one being
-	 * read, again once that read answers pending; one listed completed, with its output). */
-	private endsTold(ends: ListedEnd[], pending: Map<string, Run>, now: number): void {
-		if (ends.length > 0) this.learnNaming(true);
-		for (const { id, completed } of ends) {
-			const run = pending.get(id);
-			if (!run) continue;
-			run.named = true;
-			if (run.checking) run.namedInFlight = true;
-			else run.soonAt = now;
-			run.completedListed ||= completed;
-		}
+	/** The gap after a look at this age: its share less the answers after it, within intervals. */
+	private gap(wait: Wait, age: number, share: number, answers = 1): number {
+		const { initialPollIntervalMs, maxPollIntervalMs } = wait.settings;
+		// Never closer than a one-run wait's first gap, and the time its answer takes.
+		const shortest = RUN_SHARE * initialPollIntervalMs + ANSWER_MS;
+		return Math.min(maxPollIntervalMs, Math.max(shortest, share * age - answers * ANSWER_MS));
 	}
 
 	/** Runs of one-run waits the list may stand in for: not named, not 404, of no known length. */
@@ -556,47 +377,86 @@ export class Policy {
 		);
 	}
 
-	/** When the list is due: each run looked at within its share of its age at the last read. */
-	private listDueAt(candidates: Run[], basisOf: (run: Run) => LookBasis): number {
-		if (!this.list.anchored) return -Infinity;
-		const dueOf = (run: Run) => {
-			const { bornAt, earliest, share } = basisOf(run);
-			// A look through the list: its own answer, then the run's.
-			const lookGap = gap(run.wait.settings, Math.max(earliest, this.readFrom - bornAt), share, 2);
-			return Math.max(bornAt + earliest, this.readFrom + lookGap);
-		};
-		return Math.min(...candidates.map(dueOf));
+	/** How a run's looks are measured: from its workflow's shortest run seen on, at its share of
+	 * the age. Runs waited on as nothing was known of their workflow share the schedule of the
+	 * oldest of them (nothing says a younger one ends sooner), until older than every run seen. */
+	private lookBasis(run: Run, now: number): { bornAt: number; earliest: number; share: number } {
+		const known = this.lengthsOf(workflowOf(run));
+		const earliest = known?.shortest ?? run.wait.settings.initialPollIntervalMs;
+		if (!run.cold || (known && now - run.bornAt > ONE_LENGTH * known.longest))
+			return { bornAt: run.bornAt, earliest, share: LIST_SHARE };
+		return { bornAt: Math.min(run.bornAt, this.coldSince), earliest, share: COLD_SHARE };
 	}
 
-	/** A run the list looks at is read by itself a RUN_SHARE gap past the last look, or once much older. */
-	private coveredDue(run: Run, due: number, { bornAt, earliest }: LookBasis): number {
-		const latest = latestOwnRead(run, this.lengthsOf(workflowOf(run))?.longest);
+	/** When the list is due: each run looked at within its share of its age at the last read. */
+	private listDueAt(candidates: Run[], now: number): number {
+		if (!this.list.anchored) return -Infinity;
+		let at = Infinity;
+		for (const run of candidates) {
+			const { bornAt, earliest, share } = this.lookBasis(run, now);
+			// A look through the list: its own answer, then the run's.
+			const gap = this.gap(run.wait, Math.max(earliest, this.readFrom - bornAt), share, 2);
+			at = Math.min(at, Math.max(bornAt + earliest, this.readFrom + gap));
+		}
+		return at;
+	}
+
+	/** When the run's check is due (Infinity while it is checked or waits for its round's sweep). */
+	private dueOf(run: Run, cover: Set<Run>, now: number, inTurn?: Run | false): number {
+		const { wait } = run;
+		if (run.checking) return Infinity;
+		let due = run.soonAt ?? run.dueAt;
+		if (run.soonAt === undefined && wait.rotating && run.role === 'probe') {
+			// The probe read longest ago goes next, at the rotation's time, unless lined up earlier.
+			const turn = Math.max(wait.rotationAt ?? now, run.bornAt + run.firstAge);
+			if (inTurn === run) due = Math.min(due ?? Infinity, turn);
+		}
+		if (due !== undefined && cover.has(run)) due = this.coveredDue(run, due, now);
+		return Math.min(due ?? Infinity, maxWaitEnd(run));
+	}
+
+	/** A run the list looks at is read by itself a gap past the last look, or once much older. */
+	private coveredDue(run: Run, due: number, now: number): number {
+		const { bornAt, earliest } = this.lookBasis(run, now);
+		const longest = this.lengthsOf(workflowOf(run))?.longest;
+		const grace = run.wait.settings.notFoundGraceMs;
+		const sparse =
+			run.readAge === undefined
+				? run.bornAt + Math.max(LOOK_FACTOR * Math.max(grace, longest ?? 0), run.firstAge)
+				: run.bornAt + LOOK_FACTOR * run.readAge;
 		// Where events name their run only a slow read of the list lets a run's own reads through:
 		// slow from when it left, since a read waiting for the pace has the reads after it waiting too.
-		if (this.namesRuns && this.readSentAt === undefined) return latest;
+		if (this.namesRuns && this.readSentAt === undefined) return sparse;
 		// Measured as the list measures its next read, so that the list comes first. A read that had
 		// ends to place still looked at runs too young to have ended.
 		const young = this.readFrom - bornAt < earliest;
 		const lookFrom =
 			this.readSentAt ?? this.readingSince ?? (young ? this.readFrom : this.lookedFrom);
 		const lookedAge = Math.max(earliest, lookFrom - bornAt);
-		return Math.min(latest, Math.max(due, lookFrom + gap(run.wait.settings, lookedAge, RUN_SHARE)));
+		return Math.min(sparse, Math.max(due, lookFrom + this.gap(run.wait, lookedAge, RUN_SHARE)));
+	}
+
+	/** The probe read longest ago, the oldest first. */
+	private nextInRotation(wait: Wait): Run | undefined {
+		const isFree = (run: Run) => !run.outcome && !run.checking && run.soonAt === undefined;
+		const readAt = (run: Run) => (run.readAge ?? -Infinity) + run.bornAt;
+		const free = wait.probes.filter(isFree);
+		if (wait.oldestTurn) return free.sort(byAge)[0];
+		return free.sort((a, b) => readAt(a) - readAt(b) || byAge(a, b))[0];
 	}
 
 	/** A read found the run not final. */
 	private pending(run: Run, now: number): void {
-		const age = now - run.bornAt;
-		run.readAge = age;
-		run.linedUpAge = undefined;
-		run.completedListed = false;
-		if (run.role === 'swept') {
-			run.role = 'later';
-			run.dueAt = undefined;
-		}
+		[run.readAge, run.linedUpAge, run.completedListed] = [now - run.bornAt, undefined, false];
+		if (run.role === 'swept') [run.role, run.dueAt] = ['later', undefined];
+		if (run.role === 'probe' && run.dueAt !== undefined && run.dueAt <= now) run.dueAt = undefined;
 		if (run.role === 'probe' && !run.wait.rotating) {
-			const probeGap = gap(run.wait.settings, age, probeShare(run, age));
-			run.dueAt = Math.max(now + probeGap, run.bornAt + run.firstAge);
-		} else if (run.role === 'probe' && (run.dueAt ?? Infinity) <= now) run.dueAt = undefined;
+			// Just past where its workflow's runs end, the closer share of a probe.
+			const nearEnd = run.readAge < (run.expectedAge ?? -Infinity) * ONE_LENGTH;
+			const share = nearEnd || run.wait.runs.length > 1 ? PROBE_SHARE : RUN_SHARE;
+			const gap = this.gap(run.wait, run.readAge, share);
+			run.dueAt = Math.max(now + gap, run.bornAt + run.firstAge);
+		}
 		this.nextRound(run.wait, now);
 	}
 
@@ -607,7 +467,7 @@ export class Policy {
 		if (run.role === 'probe') run.doneAge = doneAge;
 		// The oldest probe not read at that age yet is read at it; seen final, it lines up the next.
 		const behind = (other: Run) =>
-			other.role === 'probe' && !other.checking && (other.readAge ?? -Infinity) < doneAge;
+			other.role === 'probe' && !other.checking && !(other.readAge! >= doneAge);
 		const [next] = pendingRuns(wait).filter(behind).sort(byAge);
 		if (next && seenFinal && run.role === 'probe') {
 			next.linedUpAge = doneAge;
@@ -617,29 +477,43 @@ export class Policy {
 		const unnamed = seenFinal && !run.named && wait.runs.length === 1 && this.list.anchored;
 		if (unnamed && this.namesRuns === undefined)
 			this.evidence.push({ runId: lower(run.runId), seenAt: now });
-		this.evidence = this.evidence.slice(-LIST_MISSES);
-		const waiting = pendingRuns(wait).filter((other) => other.role === 'waiting');
-		for (const { run: swept, age } of sweepAges(wait.probes, waiting)) {
-			swept.role = 'swept';
-			swept.dueAt = Math.max(now, swept.bornAt + age);
-		}
+		this.evidence.splice(0, this.evidence.length - LIST_MISSES);
+		this.sweep(wait, now);
 		this.nextRound(wait, now);
 	}
 
 	/** Once nothing of a round is left to check, the runs still pending start the next: its probes
-	 * read in turn if more than PROBES, else each on its own schedule. */
+	 * the middles of equal parts of them (all, if few), checked in turn if more than PROBES. */
 	private nextRound(wait: Wait, now: number): void {
 		const pool = pendingRuns(wait).sort(byAge);
 		if (pool.length === 0 || pool.some((run) => run.role !== 'later')) return;
 		for (const run of pool) run.role = 'waiting';
-		wait.rotating = pool.length > PROBES;
-		wait.rotationAt = now;
-		wait.probes = probesOf(pool);
+		[wait.rotating, wait.rotationAt] = [pool.length > PROBES, now];
+		const count = Math.min(PROBES, pool.length);
+		const middle = (part: number) => Math.floor(((2 * part + 1) * pool.length) / (2 * count));
+		const picks = new Set(Array.from({ length: count }, (_, part) => middle(part)));
+		wait.probes = pool.filter((_, index) => picks.has(index));
 		for (const run of wait.probes) {
 			const readAt = run.readAge === undefined ? -Infinity : run.bornAt + run.readAge;
-			const again = readAt + gap(wait.settings, now - run.bornAt, PROBE_SHARE);
+			const again = readAt + this.gap(wait, now - run.bornAt, PROBE_SHARE);
 			run.role = 'probe';
 			run.dueAt = wait.rotating ? undefined : Math.max(now, run.bornAt + run.firstAge, again);
+		}
+	}
+
+	/** Sweeps the other runs, oldest first, at the longest age a probe submitted before was done. */
+	private sweep(wait: Wait, now: number): void {
+		const doneAges = wait.probes.flatMap((probe) => probe.doneAge ?? []);
+		// Once probes ended more than one length apart, every probe counts, not only the older ones.
+		const varied = Math.max(...doneAges) > Math.min(...doneAges) * ONE_LENGTH;
+		const [oldest] = [...wait.probes].sort(byAge);
+		const waiting = pendingRuns(wait).filter((other) => other.role === 'waiting');
+		for (const run of waiting.sort(byAge)) {
+			const counts = (probe: Run) => varied || probe === oldest || probe.bornAt <= run.bornAt;
+			const older = wait.probes.filter(counts);
+			if (older.some((probe) => probe.doneAge === undefined)) break;
+			const age = Math.max(run.firstAge, ...older.map((probe) => probe.doneAge!));
+			[run.role, run.dueAt] = ['swept', Math.max(now, run.bornAt + age)];
 		}
 	}
 
@@ -659,23 +533,26 @@ export class Policy {
 		}
 	}
 
-	/** A final run's length, kept for its workflow; once its runs are of one length, each run the
-	 * list looks for is read where it should end instead (if not past it yet). */
+	/** A run's length from its submission (`startedOn`, by id) to its end, on the API's clock. */
 	private learn(run: Run, now: number): void {
-		const seen = lengthSeen(run, this.apiAhead ?? 0, now);
+		const answer = run.lastAnswer ?? {};
+		const [started, completed] = [timeOf(answer.startedOn), timeOf(answer.completedOn)];
+		const ahead = this.apiAhead ?? 0;
+		const submitted = run.target.submittedAt === undefined ? started - ahead : run.bornAt;
+		const kept = completed - submitted;
+		const seen = Number.isFinite(kept) && kept >= ahead ? kept : now - run.bornAt + ahead;
 		const key = workflowOf(run);
-		const kept = this.lengths.get(key);
-		const shortest = Math.min(kept?.shortest ?? seen, seen);
-		const longest = Math.max(kept?.longest ?? seen, seen);
-		this.lengths.set(key, { shortest, longest, runs: (kept?.runs ?? 0) + 1 });
+		const known = this.lengths.get(key);
+		const shortest = Math.min(known?.shortest ?? seen, seen);
+		const longest = Math.max(known?.longest ?? seen, seen);
+		this.lengths.set(key, { shortest, longest, runs: (known?.runs ?? 0) + 1 });
+		// Its runs now of one length, each run the list looks for is read where it should end instead.
 		const taught = this.lengthsOf(key);
-		if (!taught || !ofOneLength(taught)) return;
+		if (!ofOneLength(taught)) return;
 		for (const other of this.listCandidates().filter((c) => workflowOf(c) === key && !c.checking)) {
-			const firstAge = firstAgeOf(other.wait.settings, taught.longest);
-			if (now - other.bornAt >= firstAge) continue;
-			other.firstAge = firstAge;
-			other.expectedAge = firstAge;
-			other.dueAt = other.bornAt + firstAge;
+			const firstAge = firstAgeOf(other.wait.settings, taught!.longest);
+			if (now - other.bornAt < firstAge)
+				Object.assign(other, { firstAge, expectedAge: firstAge, dueAt: other.bornAt + firstAge });
 		}
 	}
 }

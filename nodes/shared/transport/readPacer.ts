@@ -27,14 +27,9 @@ export class ReadPacer {
 	private heldSinceSend = false;
 	/** The limit learnt at the last 429 that taught one (see `rateLimited`), and when. */
 	private limit?: { perSecond: number; at: number };
-	/** The last 429 under the trusted limit or of the pair that set it: what it counted, and when. */
+	/** The last 429 under the trusted limit: what was sent in the second before it, and when. */
 	private under?: { sent: number; at: number };
 	private readonly sentAt: number[] = [];
-	/** For each read in `sentAt`, the reads sent in the second up to it. */
-	private readonly inSecond: number[] = [];
-	/** The most of those let through, of reads let go from `sentAt` or sent before `countedSince`. */
-	private busiestEarlier = 0;
-	private countedSince = -Infinity;
 	/** Reads waiting for a slot, in the order they first asked: a slot goes to the first. */
 	private readonly queue = new Set<object>();
 
@@ -67,11 +62,7 @@ export class ReadPacer {
 			if (!this.heldSinceSend && !burst) this.heldSince = undefined;
 			this.heldSinceSend = false;
 			this.sentAt.push(now);
-			this.inSecond.push(this.sentAt.length - this.sentAt.findIndex((at) => at > now - SECOND_MS));
-			while (this.sentAt[0] < now - SENDS_KEPT_MS) {
-				const [at, count] = [this.sentAt.shift()!, this.inSecond.shift()!];
-				if (at >= this.countedSince) this.busiestEarlier = Math.max(this.busiestEarlier, count);
-			}
+			while (this.sentAt[0] < now - SENDS_KEPT_MS) this.sentAt.shift();
 			if (ticket) this.queue.delete(ticket);
 			return true;
 		}
@@ -95,42 +86,25 @@ export class ReadPacer {
 
 	/** A 429 for a read sent at `refusedSentAt`; a limit per second unless `Retry-After` is long. */
 	rateLimited(now: number, retryAfterMs = SECOND_MS, refusedSentAt = now): void {
-		// Counted before the refused read: not answered (answers come late), nor after it (limit full).
-		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
-		const busiest = this.busiestBefore(refusedSentAt);
 		this.heldSince = undefined;
-		this.busiestEarlier = busiest;
-		this.countedSince = now;
 		if (retryAfterMs > LIMIT_TRUSTED_MS) return;
+		// Sent before the refused read: not answered (answers come late), nor after it (limit full).
+		const sent = this.sentAt.filter((at) => at >= refusedSentAt - SECOND_MS && at < refusedSentAt);
+		const counted = Math.max(1, sent.length);
 		const trusted = this.trustedLimit(now);
-		// With no limit trusted, a second this process sent under half its busiest in is one others
-		// filled (a worker that learnt its 0 or 2 reads kept that pace a minute): the API let its
-		// busiest second through, the least it learns. With none of its own sent, it learns nothing.
-		const quiet = trusted === undefined && sent.length < busiest / 2;
-		if (trusted === undefined && busiest === 0) return;
-		const counted = quiet ? busiest : Math.max(1, sent.length);
 		let limit = Math.min(trusted ?? Infinity, counted);
 		if (trusted !== undefined && counted < trusted) {
 			// Under the pace's own cap one 429 below the limit is most often a burst (n8n's event loop
 			// sent reads late, together): the limit and the pace stay. A second soon after is a lower
-			// limit (another process took a share of it). A limit learnt otherwise ends the pairing.
+			// limit (another process took a share of it).
 			const before = this.under && now - this.under.at < LOWER_AFTER_MS ? this.under.sent : 0;
 			this.under = { sent: counted, at: now };
 			if (!before) return;
 			limit = Math.max(counted, before);
-		} else this.under = undefined;
+		}
 		// Down to BACK_OFF of the limit, a limit of 1 too: the pace stays a step under it.
 		this.readsPerSecond = Math.max(1, Math.min(this.readsPerSecond, limit)) * BACK_OFF;
 		this.limit = { perSecond: limit, at: now };
-		this.busiestEarlier = 0;
-	}
-
-	/** The most reads sent in a second the API let through before `at`, since a limit was learnt. */
-	private busiestBefore(at: number): number {
-		let busiest = this.busiestEarlier;
-		for (const [i, sentAt] of this.sentAt.entries())
-			if (sentAt < at && sentAt >= this.countedSince) busiest = Math.max(busiest, this.inSecond[i]);
-		return busiest;
 	}
 
 	/** The limit learnt at the last 429, for LIMIT_TRUSTED_MS after it. */

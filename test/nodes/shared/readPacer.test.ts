@@ -110,23 +110,6 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(50 * BACK_OFF);
 	});
 
-	it('with no limit learnt, a 429 after a quiet second learns the busiest second before it (others filled the quiet one); with none of its reads sent yet, nothing', () => {
-		// A queue-mode worker: 40 reads in its busiest second, then one read in the second before its
-		// refused read, while the other worker filled the limit. It learnt 1 a second and kept it for a
-		// minute (its last outputs read 139 s late in the queue-mode row).
-		const pacer = new ReadPacer();
-		heldOver(pacer, 2000, 40);
-		pacer.readsPerSecond = START_RATE;
-		expect(pacer.trySend(3500)).toBe(true);
-		pacer.rateLimited(4000, 1000, 3990);
-		expect(pacer.readsPerSecond).toBeCloseTo(40 * BACK_OFF);
-		// A read refused before any of this process's went: the window was all another's.
-		const fresh = new ReadPacer();
-		fresh.rateLimited(100, 1000, 100);
-		expect(fresh.readsPerSecond).toBe(START_RATE);
-		expect(holdBack(fresh, 101, 200)).toBeGreaterThan(15);
-	});
-
 	it('after a 429 grows back to a step under the limit after a second held back; past it, once no longer trusted, by SLOW_GROWTH a second', () => {
 		const pacer = new ReadPacer();
 		refusedAfter(pacer, 1500, 50);
@@ -220,36 +203,6 @@ describe('ReadPacer', () => {
 		expect(most).toBe(1);
 		expect([backedOff, pacer.readsPerSecond]).toEqual([BACK_OFF, 1 - SLOW_GROWTH]);
 		expect(sent.filter((t) => t >= 15_000).length).toBeGreaterThanOrEqual(14);
-	});
-
-	it('a 429 under a newly learnt limit does not pair with one under the limit before: alone, it is a burst (and never raises the limit)', () => {
-		const pacer = new ReadPacer();
-		refusedAfter(pacer, 1500, 20);
-		holdBack(pacer, 1600, 50_000);
-		// A burst under the trusted 20, late in its trust: the limit stays.
-		refusedAfter(pacer, 55_000, 18);
-		holdBack(pacer, 55_100, 62_000);
-		// Past the trust, a 429 with 10 sent (another process took a share): 10 is learnt.
-		refusedAfter(pacer, 63_500, 10);
-		// One under it within LOWER_AFTER_MS of the burst: alone under the limit of 10, a burst too.
-		refusedAfter(pacer, 55_000 + LOWER_AFTER_MS - 100, 9);
-		holdBack(pacer, 65_000, 85_000);
-		expect(pacer.readsPerSecond).toBeCloseTo(10 * (1 - SLOW_GROWTH));
-	});
-
-	it('a 429 that teaches nothing still ends the seconds counted toward the busiest: those from its refused read on met a full limit', () => {
-		// A worker's first read was refused (another had filled the limit), and its next reads left
-		// while the 429 came back: the API let none of their seconds through.
-		const pacer = new ReadPacer();
-		expect(holdBack(pacer, 1000, 1199)).toBeGreaterThan(30);
-		pacer.rateLimited(1200, 1000, 1000);
-		// After its wait 12 reads go in a second, then one in a quiet second before a refused read:
-		// the busiest second the API let through is the 12.
-		heldOver(pacer, 3200, 12);
-		pacer.readsPerSecond = START_RATE;
-		expect(pacer.trySend(4300)).toBe(true);
-		pacer.rateLimited(4500, 1000, 4400);
-		expect(pacer.readsPerSecond).toBeCloseTo(12 * BACK_OFF);
 	});
 
 	it(`learns nothing from a 429 whose Retry-After is longer than ${LIMIT_TRUSTED_MS} ms: that limit is not counted per second`, () => {
