@@ -231,13 +231,18 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 
 	/** Adds a node through the node panel: searched by `search`, the item whose name matches `name`. */
 	async function addNode(search, name, { first = false } = {}) {
-		await page.getByTestId(first ? 'canvas-add-button' : 'node-creator-plus-button').click();
+		const opener = page.getByTestId(first ? 'canvas-add-button' : 'node-creator-plus-button');
+		const searchBar = page.getByTestId('node-creator-search-bar');
 		const item = page.getByTestId('node-creator-item-name').filter({ hasText: name }).first();
+		await opener.click();
 		// On a loaded machine the panel's list can re-render for a long while after the search (the
 		// item detached, "not stable"), or the search runs before the list has loaded and answers "No
-		// results" for good: the panel is closed and opened anew, and the search typed again.
+		// results" for good: the search is cleared and typed again. Escape is not used for this: the
+		// editor may take it for the search field alone and leave the panel open (CI, 2026-11-30).
 		for (let attempt = 1; ; attempt++) {
-			await page.getByTestId('node-creator-search-bar').fill(search);
+			if (!(await searchBar.isVisible())) await opener.click();
+			await searchBar.fill('');
+			await searchBar.fill(search);
 			try {
 				await item.click({ timeout: 15000 });
 				return;
@@ -246,9 +251,6 @@ run(`n8n ${e2e.versionInfo('2').version} editor in chromium`, () => {
 				e2e.log(
 					`addNode(${search}): attempt ${attempt} failed (${String(error.message).split('\n')[0]}); again`,
 				);
-				await page.keyboard.press('Escape');
-				await page.getByTestId('node-creator-search-bar').waitFor({ state: 'hidden' });
-				await page.getByTestId(first ? 'canvas-add-button' : 'node-creator-plus-button').click();
 			}
 		}
 	}
