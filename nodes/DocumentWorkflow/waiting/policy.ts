@@ -16,6 +16,7 @@ export const COLD_SHARE = 0.09;
 export const PROBES = 8;
 export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
+export const LIST_LAG_MS = 2000;
 export const ANSWER_MS = 50;
 export const LAST_ANSWER_MS = 2000;
 export const BUSY_SLICE_MS = 5;
@@ -322,8 +323,10 @@ export class Policy {
 			const idle = this.listCandidates().filter((run) => !run.checking);
 			for (const run of idle.sort(byAge).slice(0, unnamed)) run.soonAt = now;
 		}
-		// A run seen final is a miss once reads start past a read begun after it (none shows it).
-		const missed = this.evidence.filter((entry) => entry.seenAt < previousRead).length;
+		// A run seen final is a miss once reads start past a read begun after it (none shows it), and
+		// LIST_LAG_MS after it: an event may be listed a little after its run ends.
+		const missedBefore = Math.min(previousRead, startedAt - LIST_LAG_MS);
+		const missed = this.evidence.filter((entry) => entry.seenAt < missedBefore).length;
 		[this.evidence, this.misses] = [this.evidence.slice(missed), this.misses + missed];
 		if (this.misses >= LIST_MISSES && this.namesRuns === undefined)
 			[this.namesRuns, this.evidence] = [false, []];
