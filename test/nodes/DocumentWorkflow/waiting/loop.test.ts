@@ -6,6 +6,7 @@
  */
 import { activeWatcherCount } from '../../../../nodes/DocumentWorkflow/waiting/loop';
 import { Policy } from '../../../../nodes/DocumentWorkflow/waiting/policy';
+import type { Answer, Run, Wait } from '../../../../nodes/DocumentWorkflow/waiting/policy';
 import type { Env } from '../../../harness/sandbox';
 import {
 	FAST_WAIT,
@@ -187,6 +188,36 @@ describe('a defect inside the loop', () => {
 		const again = await env.run(waitParams(wf), { items: pdfItems(1) });
 		expect(again.error).toBeUndefined();
 		expect(again.items[0].json.waitOutcome).toBe('completed');
+	});
+
+	it('a defect of the policy while it takes an answer is no failure of the request: no item error, and the check is released once', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setNextScripts(wf, [
+			{ status: 'running', ms: 1000 },
+			{ status: 'completed' },
+		]);
+		const answered = Policy.prototype.answered;
+		const waits = new Set<Wait>();
+		const broken = jest.spyOn(Policy.prototype, 'answered').mockImplementation(function (
+			this: Policy,
+			run: Run,
+			answer: Answer,
+			now: number,
+		) {
+			answered.call(this, run, answer, now);
+			waits.add(run.wait);
+			if (broken.mock.calls.length === 1) throw new Error('a defect of the policy');
+		});
+		try {
+			const result = await env.run(waitParams(wf), { items: pdfItems(1) });
+			// Before, it was the item's error, and the policy was handed the run's answer twice.
+			expect(result.error?.message).toBe('Waiting for runs stopped: a defect of the policy');
+			expect(broken).toHaveBeenCalledTimes(1);
+			for (const wait of waits) expect(wait.inFlight).toBe(0);
+			expect(activeWatcherCount()).toBe(0);
+		} finally {
+			broken.mockRestore();
+		}
 	});
 });
 
