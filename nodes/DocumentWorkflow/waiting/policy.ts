@@ -184,7 +184,7 @@ export class Policy {
 			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
 			const run = { wait, target, runId: target.runId, bornAt, firstAge, expectedAge };
 			// Its end listed already: read at once, as a run the list names.
-			const named = this.endsListed.delete(lower(target.runId));
+			const named = this.endsListed.has(lower(target.runId));
 			const soonAt = named ? now : undefined;
 			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named, soonAt });
 		}
@@ -300,7 +300,10 @@ export class Policy {
 		const fresh = takeListRead(this.list, events);
 		this.readFrom = startedAt;
 		const runs = [...this.waits].flatMap(pendingRuns);
-		const pending = new Map(runs.map((run) => [lower(run.runId), run]));
+		// Each id's runs: executions may wait on one run (Run → Wait for Completion) at once.
+		const pending = new Map<string, Run[]>();
+		for (const run of runs)
+			pending.set(lower(run.runId), [...(pending.get(lower(run.runId)) ?? []), run]);
 		if (anchoring) return this.firstLook(events, pending, startedAt, now);
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
 		let unnamed = 0;
@@ -337,7 +340,7 @@ export class Policy {
 	 * first and last) naming a run of ours is that run's end. (One on a page between is not seen:
 	 * that run is read by itself, as late as a run the list looks at.)
 	 */
-	private firstLook(events: IDataObject[], pending: Map<string, Run>, at: number, now: number) {
+	private firstLook(events: IDataObject[], pending: Map<string, Run[]>, at: number, now: number) {
 		this.lookedFrom = at;
 		for (const event of events.filter((candidate) => /^run\./.test(String(candidate.type))))
 			for (const run of idsIn(event.data).flatMap((id) => pending.get(id) ?? [])) {

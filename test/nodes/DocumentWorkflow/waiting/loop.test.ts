@@ -155,6 +155,22 @@ describe('one watcher per API key, shared by executions', () => {
 	});
 });
 
+describe('executions waiting on one run at once', () => {
+	const env = useSandbox();
+
+	it('each ends with the run: an event naming it names it for every wait, not only the last', async () => {
+		const [runId] = await submitRuns(env, [
+			[{ status: 'running', ms: 3000 }, { status: 'completed' }],
+		]);
+		const started = Date.now();
+		const waits = await Promise.all([0, 1].map(() => timed(waitOnRun(env, runId), started)));
+		for (const { value } of waits)
+			expect(value.items[0].json).toMatchObject({ runId, waitOutcome: 'completed' });
+		// Before, the list named it for one wait alone: the other read it by itself 4 s later.
+		expect(Math.abs(waits[0].ms - waits[1].ms)).toBeLessThan(1500);
+	});
+});
+
 describe('a defect inside the loop', () => {
 	const env = useSandbox();
 

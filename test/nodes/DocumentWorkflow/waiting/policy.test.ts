@@ -267,6 +267,18 @@ describe('which read goes first when reads are scarce', () => {
 		expect(readAt! - T0).toBeLessThan(8000);
 	});
 
+	it('a run whose end the list brought before two waits added it (Run → Wait for Completion in two executions) is read at once for each', () => {
+		const { policy, begin } = onePolicy(5);
+		begin(1, T0);
+		begin(2, T0 + 10);
+		expect(policy.next(T0 + 100).readListUntil).toBeDefined();
+		policy.listRead([], T0 + 200);
+		policy.listRead([completed(uuid(3))], T0 + 6100);
+		const twice = [begin(3, T0 + 7000), begin(3, T0 + 7000)];
+		expect(twice.map((run) => run.named)).toEqual([true, true]);
+		expect(policy.next(T0 + 7000).checks).toEqual(expect.arrayContaining(twice));
+	});
+
 	it('the first read of the list is not held back by checks in flight: before it there is no gap to wait out', () => {
 		const { policy, begin } = onePolicy(5);
 		// One wait alone: no read of the list (one run is not worth it); its first check goes and
