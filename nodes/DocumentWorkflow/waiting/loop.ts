@@ -149,7 +149,8 @@ export class Watcher {
 			const check = this.checks.get(run);
 			if (check && (maxWait === 'passed' || (maxWait === 'reached' && check.beforeMaxWait)))
 				check.cut.abort();
-			if (maxWait === 'passed') run.outcome ??= maxWaitOutcome(ctx, run);
+			if (maxWait === 'passed' && !run.outcome)
+				this.policy.timedOut(run, maxWaitOutcome(ctx, run), now);
 		}
 		// Without Continue On Fail any item's error fails the wait: decided here only, where the wait
 		// ends, so that no error (a check's, Max Wait Time's) can end it as an item.

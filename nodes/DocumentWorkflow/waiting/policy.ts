@@ -278,6 +278,12 @@ export class Policy {
 		}
 	}
 
+	/** A run ended at its Max Wait Time with no answer to its last read: done, as if so answered. */
+	timedOut(run: Run, outcome: WaitOutcome, now: number): void {
+		run.outcome = outcome;
+		this.finished(run, now, false);
+	}
+
 	/** The read of the list in flight left now, past the read pacer. */
 	listSent(now: number): void {
 		if (this.readingSince !== undefined) this.readSentAt ??= now;

@@ -529,6 +529,38 @@ describe('Max Wait Time, for each run', () => {
 		expect(reads[reads.length - 1].realTimeMs).toBeLessThan(uploads[4].realTimeMs);
 	});
 
+	it('a probe whose last read does not answer in time still ends its round: the runs after it are read then, not at their own limit', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		for (const ms of [60_000, 500, 500])
+			await env.sandbox.control.setNextScripts(wf, [
+				{ status: 'running', ms },
+				{ status: 'completed' },
+			]);
+		// Uploads 1 s apart; every status read answers in 0.3 s, past the 0.1 s a last read has.
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 1000,
+			method: 'POST',
+			pathPrefix: '/workflows/',
+		});
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 300,
+			method: 'GET',
+			pathPrefix: '/runs/',
+		});
+		const options = { maxWaitMinutes: 0.05, onTimeLimit: 'item', concurrency: 1 };
+		const result = await env.run(waitParams(wf, options), { items: pdfItems(3) });
+		// The first run is the round's one probe; the others, uploaded after it, wait for the next.
+		// Before, the probe ended at its limit without a word to the policy: they were read only at
+		// their own limits, and ended there.
+		expect(result.items.map((item) => item.json.waitOutcome)).toEqual([
+			'timeLimit',
+			'completed',
+			'completed',
+		]);
+	});
+
 	it('ends at Max Wait Time, not a First Check Interval after it', async () => {
 		const wf = env.sandbox.defaultWorkflowId;
 		// The run ends after its 3 s limit and before the 10 s First Check Interval is over.
