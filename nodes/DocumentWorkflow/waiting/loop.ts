@@ -19,7 +19,7 @@ import {
 } from '../../shared/transport';
 import { checkRun, maxWaitOutcome } from './check';
 import { firstListPage, nextListPage } from './listWindow';
-import type { Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
+import type { Answer, Run, Wait, WaitOutcome, WaitSettings, WaitTarget } from './policy';
 import { BUSY_SLICE_MS, Policy, TURN_SHARE, maxWaitReached } from './policy';
 
 /** An execution's wait: `over` ends its checks; `open` while runs may still join it. */
@@ -62,6 +62,8 @@ export class Watcher {
 	private read?: { controller: AbortController; deadline: number };
 	/** Each check in flight: what cuts it off, and whether it left before its run's Max Wait Time. */
 	private readonly checks = new Map<Run, { cut: AbortController; beforeMaxWait: boolean }>();
+	/** An error the policy threw while taking an answer: the next turn throws it. */
+	private defect?: Error;
 
 	open(ctx: IExecuteFunctions, settings: WaitSettings, failFast: boolean): OpenWait {
 		const wait = this.policy.begin([], settings, Date.now());
@@ -96,7 +98,7 @@ export class Watcher {
 	}
 
 	private async loop(): Promise<void> {
-		this.running = true;
+		[this.running, this.defect] = [true, undefined];
 		try {
 			await this.turns();
 		} catch (error) {
@@ -118,6 +120,7 @@ export class Watcher {
 	/** Until no wait is left: ends the waits that are over, sends what the policy says, sleeps. */
 	private async turns(): Promise<void> {
 		for (;;) {
+			if (this.defect) throw this.defect;
 			const turnAt = Date.now();
 			// Waits end here, after a sleep: when the last one ends the loop does, leaving no timer.
 			for (const [wait, execution] of this.executions) this.endIfOver(wait, execution, turnAt);
@@ -125,7 +128,8 @@ export class Watcher {
 			if (this.read && Date.now() >= this.read.deadline) this.read.controller.abort();
 			const now = Date.now();
 			const { checks, readListUntil, wakeAt } = this.policy.next(now);
-			if (readListUntil !== undefined) void this.readList(now, readListUntil);
+			if (readListUntil !== undefined)
+				void this.readList(now, readListUntil).catch((error: Error) => (this.defect ??= error));
 			for (const run of checks) void this.check(run);
 			const busy = this.read || [...this.executions.keys()].some((wait) => wait.inFlight > 0);
 			// A turn over thousands of runs takes milliseconds: the loop keeps to its share of the CPU.
@@ -145,7 +149,8 @@ export class Watcher {
 			const check = this.checks.get(run);
 			if (check && (maxWait === 'passed' || (maxWait === 'reached' && check.beforeMaxWait)))
 				check.cut.abort();
-			if (maxWait === 'passed') run.outcome ??= maxWaitOutcome(ctx, run);
+			if (maxWait === 'passed' && !run.outcome)
+				this.policy.timedOut(run, maxWaitOutcome(ctx, run), now);
 		}
 		// Without Continue On Fail any item's error fails the wait: decided here only, where the wait
 		// ends, so that no error (a check's, Max Wait Time's) can end it as an item.
@@ -172,17 +177,22 @@ export class Watcher {
 		const cut = new AbortController();
 		this.checks.set(run, { cut, beforeMaxWait: maxWaitReached(run, Date.now()) === 'no' });
 		const signal = AbortSignal.any([over.signal, cut.signal, ...(cancel ? [cancel] : [])]);
+		let answer: Answer;
 		try {
-			this.policy.answered(run, await checkRun(ctx, run, signal), Date.now());
+			answer = await checkRun(ctx, run, signal);
 		} catch (error) {
 			// Cut off (its wait ended, was cancelled, or reached its limit): no answer.
-			if (signal.aborted || execution.failure) this.policy.released(run);
-			else {
-				const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
-				this.policy.answered(run, { kind: 'done', outcome }, Date.now());
-			}
+			if (signal.aborted || execution.failure) return this.policy.released(run);
+			const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
+			answer = { kind: 'done', outcome };
 		} finally {
 			this.checks.delete(run);
+		}
+		// A defect of the policy is no failure of the request: it ends the loop (`loop`).
+		try {
+			this.policy.answered(run, answer, Date.now());
+		} catch (error) {
+			this.defect ??= error as Error;
 		}
 	}
 

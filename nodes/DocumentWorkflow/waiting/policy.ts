@@ -16,6 +16,7 @@ export const COLD_SHARE = 0.09;
 export const PROBES = 8;
 export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
+export const LIST_LAG_MS = 2000;
 export const ANSWER_MS = 50;
 export const LAST_ANSWER_MS = 2000;
 export const BUSY_SLICE_MS = 5;
@@ -183,7 +184,7 @@ export class Policy {
 			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
 			const run = { wait, target, runId: target.runId, bornAt, firstAge, expectedAge };
 			// Its end listed already: read at once, as a run the list names.
-			const named = this.endsListed.delete(lower(target.runId));
+			const named = this.endsListed.has(lower(target.runId));
 			const soonAt = named ? now : undefined;
 			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named, soonAt });
 		}
@@ -277,6 +278,12 @@ export class Policy {
 		}
 	}
 
+	/** A run ended at its Max Wait Time with no answer to its last read: done, as if so answered. */
+	timedOut(run: Run, outcome: WaitOutcome, now: number): void {
+		run.outcome = outcome;
+		this.finished(run, now, false);
+	}
+
 	/** The read of the list in flight left now, past the read pacer. */
 	listSent(now: number): void {
 		if (this.readingSince !== undefined) this.readSentAt ??= now;
@@ -299,7 +306,10 @@ export class Policy {
 		const fresh = takeListRead(this.list, events);
 		this.readFrom = startedAt;
 		const runs = [...this.waits].flatMap(pendingRuns);
-		const pending = new Map(runs.map((run) => [lower(run.runId), run]));
+		// Each id's runs: executions may wait on one run (Run → Wait for Completion) at once.
+		const pending = new Map<string, Run[]>();
+		for (const run of runs)
+			pending.set(lower(run.runId), [...(pending.get(lower(run.runId)) ?? []), run]);
 		if (anchoring) return this.firstLook(events, pending, startedAt, now);
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
 		let unnamed = 0;
@@ -322,8 +332,10 @@ export class Policy {
 			const idle = this.listCandidates().filter((run) => !run.checking);
 			for (const run of idle.sort(byAge).slice(0, unnamed)) run.soonAt = now;
 		}
-		// A run seen final is a miss once reads start past a read begun after it (none shows it).
-		const missed = this.evidence.filter((entry) => entry.seenAt < previousRead).length;
+		// A run seen final is a miss once reads start past a read begun after it (none shows it), and
+		// LIST_LAG_MS after it: an event may be listed a little after its run ends.
+		const missedBefore = Math.min(previousRead, startedAt - LIST_LAG_MS);
+		const missed = this.evidence.filter((entry) => entry.seenAt < missedBefore).length;
 		[this.evidence, this.misses] = [this.evidence.slice(missed), this.misses + missed];
 		if (this.misses >= LIST_MISSES && this.namesRuns === undefined)
 			[this.namesRuns, this.evidence] = [false, []];
@@ -334,7 +346,7 @@ export class Policy {
 	 * first and last) naming a run of ours is that run's end. (One on a page between is not seen:
 	 * that run is read by itself, as late as a run the list looks at.)
 	 */
-	private firstLook(events: IDataObject[], pending: Map<string, Run>, at: number, now: number) {
+	private firstLook(events: IDataObject[], pending: Map<string, Run[]>, at: number, now: number) {
 		this.lookedFrom = at;
 		for (const event of events.filter((candidate) => /^run\./.test(String(candidate.type))))
 			for (const run of idsIn(event.data).flatMap((id) => pending.get(id) ?? [])) {

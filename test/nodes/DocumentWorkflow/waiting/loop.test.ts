@@ -6,6 +6,7 @@
  */
 import { activeWatcherCount } from '../../../../nodes/DocumentWorkflow/waiting/loop';
 import { Policy } from '../../../../nodes/DocumentWorkflow/waiting/policy';
+import type { Answer, Run, Wait } from '../../../../nodes/DocumentWorkflow/waiting/policy';
 import type { Env } from '../../../harness/sandbox';
 import {
 	FAST_WAIT,
@@ -154,6 +155,22 @@ describe('one watcher per API key, shared by executions', () => {
 	});
 });
 
+describe('executions waiting on one run at once', () => {
+	const env = useSandbox();
+
+	it('each ends with the run: an event naming it names it for every wait, not only the last', async () => {
+		const [runId] = await submitRuns(env, [
+			[{ status: 'running', ms: 3000 }, { status: 'completed' }],
+		]);
+		const started = Date.now();
+		const waits = await Promise.all([0, 1].map(() => timed(waitOnRun(env, runId), started)));
+		for (const { value } of waits)
+			expect(value.items[0].json).toMatchObject({ runId, waitOutcome: 'completed' });
+		// Before, the list named it for one wait alone: the other read it by itself 4 s later.
+		expect(Math.abs(waits[0].ms - waits[1].ms)).toBeLessThan(1500);
+	});
+});
+
 describe('a defect inside the loop', () => {
 	const env = useSandbox();
 
@@ -187,6 +204,36 @@ describe('a defect inside the loop', () => {
 		const again = await env.run(waitParams(wf), { items: pdfItems(1) });
 		expect(again.error).toBeUndefined();
 		expect(again.items[0].json.waitOutcome).toBe('completed');
+	});
+
+	it('a defect of the policy while it takes an answer is no failure of the request: no item error, and the check is released once', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		await env.sandbox.control.setNextScripts(wf, [
+			{ status: 'running', ms: 1000 },
+			{ status: 'completed' },
+		]);
+		const answered = Policy.prototype.answered;
+		const waits = new Set<Wait>();
+		const broken = jest.spyOn(Policy.prototype, 'answered').mockImplementation(function (
+			this: Policy,
+			run: Run,
+			answer: Answer,
+			now: number,
+		) {
+			answered.call(this, run, answer, now);
+			waits.add(run.wait);
+			if (broken.mock.calls.length === 1) throw new Error('a defect of the policy');
+		});
+		try {
+			const result = await env.run(waitParams(wf), { items: pdfItems(1) });
+			// Before, it was the item's error, and the policy was handed the run's answer twice.
+			expect(result.error?.message).toBe('Waiting for runs stopped: a defect of the policy');
+			expect(broken).toHaveBeenCalledTimes(1);
+			for (const wait of waits) expect(wait.inFlight).toBe(0);
+			expect(activeWatcherCount()).toBe(0);
+		} finally {
+			broken.mockRestore();
+		}
 	});
 });
 
@@ -480,6 +527,38 @@ describe('Max Wait Time, for each run', () => {
 		expect(uploads).toHaveLength(5);
 		expect(reads.length).toBeGreaterThan(0);
 		expect(reads[reads.length - 1].realTimeMs).toBeLessThan(uploads[4].realTimeMs);
+	});
+
+	it('a probe whose last read does not answer in time still ends its round: the runs after it are read then, not at their own limit', async () => {
+		const wf = env.sandbox.defaultWorkflowId;
+		for (const ms of [60_000, 500, 500])
+			await env.sandbox.control.setNextScripts(wf, [
+				{ status: 'running', ms },
+				{ status: 'completed' },
+			]);
+		// Uploads 1 s apart; every status read answers in 0.3 s, past the 0.1 s a last read has.
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 1000,
+			method: 'POST',
+			pathPrefix: '/workflows/',
+		});
+		await env.sandbox.control.addFault({
+			kind: 'latency',
+			ms: 300,
+			method: 'GET',
+			pathPrefix: '/runs/',
+		});
+		const options = { maxWaitMinutes: 0.05, onTimeLimit: 'item', concurrency: 1 };
+		const result = await env.run(waitParams(wf, options), { items: pdfItems(3) });
+		// The first run is the round's one probe; the others, uploaded after it, wait for the next.
+		// Before, the probe ended at its limit without a word to the policy: they were read only at
+		// their own limits, and ended there.
+		expect(result.items.map((item) => item.json.waitOutcome)).toEqual([
+			'timeLimit',
+			'completed',
+			'completed',
+		]);
 	});
 
 	it('ends at Max Wait Time, not a First Check Interval after it', async () => {

@@ -267,6 +267,18 @@ describe('which read goes first when reads are scarce', () => {
 		expect(readAt! - T0).toBeLessThan(8000);
 	});
 
+	it('a run whose end the list brought before two waits added it (Run → Wait for Completion in two executions) is read at once for each', () => {
+		const { policy, begin } = onePolicy(5);
+		begin(1, T0);
+		begin(2, T0 + 10);
+		expect(policy.next(T0 + 100).readListUntil).toBeDefined();
+		policy.listRead([], T0 + 200);
+		policy.listRead([completed(uuid(3))], T0 + 6100);
+		const twice = [begin(3, T0 + 7000), begin(3, T0 + 7000)];
+		expect(twice.map((run) => run.named)).toEqual([true, true]);
+		expect(policy.next(T0 + 7000).checks).toEqual(expect.arrayContaining(twice));
+	});
+
 	it('the first read of the list is not held back by checks in flight: before it there is no gap to wait out', () => {
 		const { policy, begin } = onePolicy(5);
 		// One wait alone: no read of the list (one run is not worth it); its first check goes and
@@ -448,6 +460,32 @@ describe('the event list, read for many one-run waits at once', () => {
 		const before = sim.counts.events;
 		sim.run({ alive: 10, total: 10, lengthOf: (n) => 2000 + 300 * n });
 		expect(sim.counts.events).toBe(before);
+	});
+
+	it(`runs whose events are listed 1.5 s after their own reads saw them final are no misses: ${LIST_MISSES} of them still teach that events name their run`, () => {
+		const policy = new Policy();
+		const settings = { ...DEFAULT_WAIT_SETTINGS, initialPollIntervalMs: 1000, concurrency: 5 };
+		const runs = [1, 2, 3, 4].map(
+			(n) =>
+				policy.begin([{ itemIndex: 0, runId: uuid(n), submittedAt: T0 }], settings, T0).runs[0],
+		);
+		policy.listRead([], T0 + 100);
+		const event = (n: number, runId: string) => ({
+			...{ id: uuid(2000 + n, 2), type: 'run.completed', createdOn: new Date(T0).toISOString() },
+			data: { runId },
+		});
+		for (const [n, run] of runs.slice(0, LIST_MISSES).entries()) {
+			const seenAt = T0 + 5000 * (n + 1);
+			const item = { json: {} };
+			const done = { kind: 'done' as const, run: { status: 'completed' } };
+			policy.answered(run, { ...done, outcome: { itemIndex: 0, item } }, seenAt);
+			// Reads 0.3 s apart; the API lists the run's event 1.5 s after its end.
+			policy.listRead([], seenAt + 300);
+			policy.listRead([], seenAt + 600);
+			policy.listRead([event(n, run.runId)], seenAt + 1500);
+		}
+		// Before, each counted as a miss at the second read after it: the list was given up for good.
+		expect(policy.namesRuns).toBe(true);
 	});
 
 	it(`a list that cannot be read (no events:read) is left alone after ${LIST_MISSES} reads, and every run is still seen within its share`, () => {

@@ -483,8 +483,8 @@ export class SimProcess {
 		const { sim } = this;
 		for (const [wait, ended] of this.executions) {
 			for (const run of wait.runs)
-				if (maxWaitReached(run, sim.now) === 'passed')
-					run.outcome ??= { itemIndex: 0, item: { json: {} } };
+				if (maxWaitReached(run, sim.now) === 'passed' && !run.outcome)
+					this.policy.timedOut(run, { itemIndex: 0, item: { json: {} } }, sim.now);
 			if (this.open.has(wait) || wait.runs.some((run) => !run.outcome) || wait.inFlight > 0)
 				continue;
 			this.policy.waits.delete(wait);
