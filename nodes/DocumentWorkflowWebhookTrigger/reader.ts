@@ -30,7 +30,7 @@ export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
 interface Delivery {
 	arrivedAt: number;
-	/** Answered then at the latest (HOLD_MS after it came, unless a read's `afterRead` keeps it longer), but while it waits for a read in flight (`waitsUntil`). */
+	/** When its hold ends, as the last read's `afterRead` set it (unset: HOLD_MS after it came); how long it waits: `waitsUntil`. */
 	holdUntil?: number;
 	readsBefore: number;
 	events: IDataObject[];
@@ -202,7 +202,7 @@ export class WebhookReaders {
 		};
 		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
-		// The deliveries held wait for this read's end (within MAX_HOLD_MS), also those that came meanwhile; one asleep it lets go stays held (counted) until it wakes.
+		// What this read decides for every delivery held (those that came during it too): who carries its events, whose hold it sets (`holdUntil`), who leaves; one asleep that it lets go leaves (still counted) as it wakes.
 		const waiting = [...trigger.held].filter((d) => d.state !== 'leaving');
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;
