@@ -108,9 +108,10 @@ export class WebhookReaders {
 		return { held, owed: owed.reduce((a, b) => a + b, 0), mostOwed: Math.max(0, ...owed) };
 	}
 
-	/** The cursor this process holds for a trigger (an activation keeps it). */
-	cursorOf(key: string): EventCursor | undefined {
-		return this.triggers.get(key)?.cursor;
+	/** The cursor and owed ids this process holds for a trigger (an activation keeps them). */
+	heldFor(key: string) {
+		const trigger = this.triggers.get(key);
+		return trigger?.cursor && { cursor: trigger.cursor, owed: Object.fromEntries(trigger.owed) };
 	}
 
 	/** The events this delivery emits (all one read found, when it carries that read), lowest id first; whether ids it brought are still owed. */

@@ -119,12 +119,12 @@ export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	return renamedBack && copy.seq > own.seq ? copy : own;
 }
 
-/** Saves the cursor under the node and its copy by node id (one top-level assignment each, so n8n notices). */
+/** Saves the cursor under the node and its copy by node id (one top-level assignment each, so n8n notices); `owed`: the webhook trigger's. */
 export function storeCursor(
 	ctx: CursorContext,
 	{ after, afterCreatedOnMs, listed }: EventCursor,
 	previous?: StoredCursor,
-	owed: Record<string, number> = {},
+	owed?: Record<string, number>,
 	base?: EventCursor,
 ): void {
 	const { id: nodeId, name: nodeName } = ctx.getNode();
