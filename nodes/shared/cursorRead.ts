@@ -72,17 +72,18 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 	let reached: string | null = null; // where the last `forward` stopped
 	const forward = async (from: string | null, stretch: Stretch = {}) => {
 		const { known = Infinity, until = options.until } = stretch;
-		let [after, done, sinceMs, goneOver] = [from, false, stretch.sinceMs ?? NaN, 0];
+		let [after, done, sinceMs, goneOver, skip] = [from, false, stretch.sinceMs ?? NaN, 0, 0];
 		try {
 			for (let pages = 0; !done && goneOver < known; pages++) {
 				const room = options.maxEvents - added;
 				if (room <= 0 || (requests > 0 && Date.now() >= until)) break;
 				const kept = pages === 0 && entered?.from === from ? entered.page : undefined;
 				entered = kept ? undefined : entered;
+				const size = Math.min(MAX_PAGE_SIZE, room);
 				const page =
 					kept && kept.events.length <= room
 						? kept
-						: await ask({ after, page: 1, pageSize: Math.min(MAX_PAGE_SIZE, room) });
+						: await ask({ after, page: 1 + skip, pageSize: size });
 				if (pages === 0 && from === cursor.after && Number.isNaN(sinceMs)) sinceMs = timeOf(page);
 				for (const event of page.events) {
 					const id = idOf(event);
@@ -95,7 +96,9 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 						if (matches(options.filter, event)) events.push(event);
 					}
 				}
-				done = page.events.length === 0 || !(page.full || page.count > page.listed);
+				// A page of entries without an event id (dropped as read) moves no `after`: the next by number.
+				skip = !page.events.length && page.count > skip * size + page.listed ? skip + 1 : 0;
+				done = !skip && (page.events.length === 0 || !(page.full || page.count > page.listed));
 			}
 		} finally {
 			reached = after;
@@ -126,8 +129,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			const [answer, skip] = [off.answer, inOrder - (off.number - 1) * MAX_PAGE_SIZE];
 			const [count, listed] = [answer.count - inOrder, answer.listed - skip];
 			const rest = { ...answer, events: answer.events.slice(skip), count, listed };
-			if (rest.events.length > 0 || (answer.listed > 0 && count <= listed))
-				entered = { from, page: rest };
+			if (rest.events.length || (answer.listed && count <= listed)) entered = { from, page: rest };
 		}
 		if (inOrder > 0) next = moveAfter(next, from, sinceMs, options.overlapMs);
 		return { from, sinceMs };

@@ -86,7 +86,6 @@ export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
 	return { after: ahead.after, afterCreatedOnMs: ahead.afterCreatedOnMs, listed, resume: a.resume };
 }
 
-/** What the store needs of n8n's context (poll, webhook, activation hook). */
 type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkflowStaticData'>;
 
 /**

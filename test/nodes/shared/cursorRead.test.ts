@@ -223,3 +223,28 @@ test('a look back cut at its time bound is carried: the next read counts from wh
 	// the page where the one before stopped (all in place up to there) and reads on from it.
 	expect(counted.slice(1)).toEqual(counted.slice(1).map(() => 1));
 }, 60_000);
+
+test('a page of entries without an event id (dropped as read) is passed by position: the events after it come out', async () => {
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
+	const newest = before.at(-1);
+	const { ids } = await env.sandbox.control.createEvents(spreadEvents(3, now - 3000, now - 1000), {
+		returnIds: true,
+	});
+	const [first, malformed, last] = ids!;
+	// The API lists the middle entry without a valid id: the reader drops it, as readEventPage does.
+	const listed = pages();
+	const read: PageReader = async (query) => {
+		const page = await listed(query);
+		return { ...page, events: page.events.filter((event) => event.id !== malformed) };
+	};
+	// A page of one (Max Events per Poll 1) holds only that entry.
+	let cursor = startingAfter(newest ? { id: newest.id, createdOn: newest.createdOn } : null);
+	const emitted: unknown[] = [];
+	for (let n = 0; n < 4; n++) {
+		const result = await readEvents(read, cursor, { ...options, maxEvents: 1, recheck: true });
+		emitted.push(...result.events.map((event) => event.id));
+		cursor = result.cursor;
+	}
+	expect(emitted).toEqual([first, last]);
+});
