@@ -75,9 +75,9 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 }
 
 /**
- * Whether a new delivery may be held. Past MAX_HELD the oldest one waiting for the read in flight
- * (held past its hold while the read waits out a 429) gives its place to the newcomer, likeliest to
- * carry events listed since; those asleep until their own next read (seconds away) stay.
+ * Whether a new delivery may be held: past MAX_HELD the oldest waiting for the read in flight (held
+ * while it waits out a 429) gives its place to the newcomer, likelier to carry events listed since;
+ * one asleep until its own next read, seconds away, keeps its place.
  */
 function makeRoom(trigger: Trigger): boolean {
 	if (trigger.held.size < MAX_HELD) return true;
@@ -161,8 +161,7 @@ export class WebhookReaders {
 		} finally {
 			trigger.held.delete(delivery);
 		}
-		// n8n saves this request's static data as it ends: the newest cursor goes with the events it
-		// emits, and with a change of the owed ids (so a restart keeps them).
+		// n8n saves this request's static data as it ends: the newest cursor, with the events it emits or a change of the owed ids (a restart keeps them).
 		const saved = Object.keys(loaded?.owed ?? {});
 		const changed = saved.length !== trigger.owed.size || saved.some((id) => !trigger.owed.has(id));
 		if (trigger.cursor && (delivery.events.length > 0 || changed || !loaded))
