@@ -99,15 +99,15 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 	// there is nothing to create or delete; n8n requires the three methods all the same. n8n
 	// calls `checkExists` at activation and at every start of an active workflow, after it has
 	// registered the webhook, then saves the static data it loaded before: a trigger without a
-	// cursor starts one there, looking back a minute, kept together with the cursor of any
-	// delivery this process has read for meanwhile, so the save does not take that back.
+	// cursor starts one there, looking back a minute, kept together with the cursor and the owed
+	// ids of any delivery this process has read for meanwhile, so the save does not take them back.
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				if (!loadCursor(this)) {
 					const start = await startBefore(pageReader(this), FRESH_START_LOOK_BACK_MS);
-					const held = WebhookReaders.getInstance().cursorOf(triggerKey(this));
-					storeCursor(this, held ? mergeCursors(held, start) : start);
+					const held = WebhookReaders.getInstance().heldFor(triggerKey(this));
+					storeCursor(this, held ? mergeCursors(held.cursor, start) : start, undefined, held?.owed);
 				}
 				return true;
 			},

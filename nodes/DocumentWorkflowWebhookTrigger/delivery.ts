@@ -4,9 +4,7 @@
  * event the filter would not emit anyway. A body that is not in that shape is refused with a
  * message that names what was wrong.
  */
-import type { IDataObject } from 'n8n-workflow';
-
-import { isUuid } from '../shared/transport';
+import { isObject, isUuid } from '../shared/transport';
 
 /** The most events one delivery may name: a larger body is refused, not read in part. */
 export const MAX_EVENTS_PER_DELIVERY = 1000;
@@ -23,10 +21,6 @@ export type ParsedDelivery =
 
 const SHAPE =
 	'The body must be one event as the API lists it ({"id": "<event UUID>", "type": ..., ...}) or a JSON array of them.';
-
-function isObject(value: unknown): value is IDataObject {
-	return !!value && typeof value === 'object' && !Array.isArray(value);
-}
 
 function shown(value: unknown): string {
 	const text = typeof value === 'string' ? `"${value}"` : (JSON.stringify(value) ?? String(value));

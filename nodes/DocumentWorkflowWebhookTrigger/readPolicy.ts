@@ -7,7 +7,7 @@ export const SLOW_GAP_MS = 1000;
 /** A delivery is held this long after it arrives, unless a read keeps it (`afterRead`) or it waits for one (`waitsUntil`). */
 export const HOLD_MS = 5000;
 
-/** The last read: when it started (local ms), its requests, whether it listed every id that rang for it and stopped at its limits (`more`); when the first id rang since (Infinity: none); when a read last went over what was read before (-Infinity: none in this process). */
+/** The reads so far: when the last started (local ms) and its requests, whether it listed every id that rang for it, whether it stopped at its bound with more listed (`more`); when the first id rang since (Infinity: none); when a read last went over what was read before (-Infinity: none in this process). */
 export type ReadTiming = ReturnType<typeof firstTiming>;
 
 const NO_READ_YET = { lastReadAt: -Infinity, lastRequests: 1, listedAll: true, more: false };

@@ -30,7 +30,7 @@ export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
 interface Delivery {
 	arrivedAt: number;
-	/** Answered then at the latest (HOLD_MS after it came, unless a read's `afterRead` keeps it longer), but while it waits for a read in flight (`waitsUntil`). */
+	/** When its hold ends, as the last read's `afterRead` set it (unset: HOLD_MS after it came); how long it waits: `waitsUntil`. */
 	holdUntil?: number;
 	readsBefore: number;
 	events: IDataObject[];
@@ -75,9 +75,9 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 }
 
 /**
- * Whether a new delivery may be held. Past MAX_HELD the oldest one waiting for the read in flight
- * (held past its hold while the read waits out a 429) gives its place to the newcomer, likeliest to
- * carry events listed since; those asleep until their own next read (seconds away) stay.
+ * Whether a new delivery may be held: past MAX_HELD the oldest waiting for the read in flight (held
+ * while it waits out a 429) gives its place to the newcomer, likelier to carry events listed since;
+ * one asleep until its own next read, seconds away, keeps its place.
  */
 function makeRoom(trigger: Trigger): boolean {
 	if (trigger.held.size < MAX_HELD) return true;
@@ -108,9 +108,10 @@ export class WebhookReaders {
 		return { held, owed: owed.reduce((a, b) => a + b, 0), mostOwed: Math.max(0, ...owed) };
 	}
 
-	/** The cursor this process holds for a trigger (an activation keeps it). */
-	cursorOf(key: string): EventCursor | undefined {
-		return this.triggers.get(key)?.cursor;
+	/** The cursor and owed ids this process holds for a trigger (an activation keeps them). */
+	heldFor(key: string) {
+		const trigger = this.triggers.get(key);
+		return trigger?.cursor && { cursor: trigger.cursor, owed: Object.fromEntries(trigger.owed) };
 	}
 
 	/** The events this delivery emits (all one read found, when it carries that read), lowest id first; whether ids it brought are still owed. */
@@ -160,8 +161,7 @@ export class WebhookReaders {
 		} finally {
 			trigger.held.delete(delivery);
 		}
-		// n8n saves this request's static data as it ends: the newest cursor goes with the events it
-		// emits, and with a change of the owed ids (so a restart keeps them).
+		// n8n saves this request's static data as it ends: the newest cursor, with the events it emits or a change of the owed ids (a restart keeps them).
 		const saved = Object.keys(loaded?.owed ?? {});
 		const changed = saved.length !== trigger.owed.size || saved.some((id) => !trigger.owed.has(id));
 		if (trigger.cursor && (delivery.events.length > 0 || changed || !loaded))
@@ -202,7 +202,7 @@ export class WebhookReaders {
 		};
 		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
-		// The deliveries held wait for this read's end (within MAX_HOLD_MS), also those that came meanwhile; one asleep it lets go stays held (counted) until it wakes.
+		// What this read decides for every delivery held (those that came during it too): who carries its events, whose hold it sets (`holdUntil`), who leaves; one asleep that it lets go leaves (still counted) as it wakes.
 		const waiting = [...trigger.held].filter((d) => d.state !== 'leaving');
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;

@@ -1,20 +1,8 @@
-/**
- * Reading the event list after a cursor (`eventCursor.ts`) for both triggers, through a page reader
- * (`readEventPage` in n8n): the events to emit and the cursor the caller stores with them, or not.
- */
+/** Both triggers' read of the event list after a cursor (`eventCursor.ts`): what to emit, and the cursor to store with it. */
 import type { IDataObject } from 'n8n-workflow';
 
 import type { EventCursor } from './eventCursor';
-import {
-	compareIds,
-	createdOnMs,
-	frontier,
-	idOf,
-	isDone,
-	moveAfter,
-	oldestKnownMs,
-	startingAfter,
-} from './eventCursor';
+import { createdOnMs, idOf, isDone, moveAfter, oldestKnownMs, startingAfter } from './eventCursor';
 import type { EventFilter } from './eventFilter';
 import { matches } from './eventFilter';
 import type { EventPage, EventQuery } from './eventList';
@@ -36,6 +24,9 @@ export interface ReadOptions {
 	recheck: boolean;
 }
 
+/** Reads on until `until`, or until it has gone over `known` ids done before; with `sinceMs` (all up to where it starts was in place then) `after` moves over what it read. */
+type Stretch = { sinceMs?: number; known?: number; until?: number };
+
 /** New events of the chosen types, lowest id first, with the cursor to store with them (or not at all); whether the read reached the end of the list; the newest API time it saw (-Infinity: none); a failure after what was read before it. */
 export type CursorRead = Awaited<ReturnType<typeof readEvents>>;
 
@@ -52,23 +43,18 @@ const pageOrNone = async (read: PageReader, query: EventQuery): Promise<EventPag
 		return { events: [], count: 0, pages: 0, listed: 0, full: false, apiTimeMs: NaN };
 	});
 
-/**
- * Counting instead of reading: how many of `ids` page P after `after` holds at their places, given
- * the pages before hold theirs; all exactly when no event entered before them (events only enter).
- */
+/** Counting instead of reading: how many of `ids` page P after `after` holds at their places, given the pages before hold theirs; all exactly when no event entered before them (events only enter). */
 async function inPlace(ask: PageReader, after: string | null, ids: string[], page: number) {
 	const answer = await pageOrNone(ask, { after, page });
 	const first = (page - 1) * MAX_PAGE_SIZE;
 	const off = answer.events.findIndex((event, i) => idOf(event) !== ids[first + i]);
-	return { answer, count: first + (off < 0 ? answer.events.length : off) };
+	return { answer, number: page, count: first + (off < 0 ? answer.events.length : off) };
 }
 
 /**
- * The events after the cursor not done yet, and its next state. With `recheck` it also goes over
- * what was read before (events committed late), counting first (`inPlace`); where something
- * entered, what can be let go first, in at most half the time, then new events, so a trigger
- * catching up emits some every read, and the rest once caught up. Pages by key, so events
- * committed or expired meanwhile hide none and list none twice.
+ * The events after the cursor not done yet, and its next state; with `recheck`, also those listed
+ * late among what was read before (counted first). Pages by key: events committed or expired
+ * meanwhile hide none and list none twice.
  */
 export async function readEvents(read: PageReader, cursor: EventCursor, options: ReadOptions) {
 	const events: IDataObject[] = [];
@@ -81,29 +67,27 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		return page;
 	};
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
-	/** The page where counting found something entered, from that place on: a read on from there starts with it instead of asking for it again (each request may cost a second under a read limit). */
+	/** The rest of the page where counting stopped: a read on from `from` starts with it instead of asking again (under a read limit a request can cost a second). */
 	let entered: { from: string | null; page: EventPage } | undefined;
-	/** Reads on from `from` until `until`, or until it has gone over `known` ids done before; with `sinceMs` (all up to `from` was in place then) `after` moves over it. */
-	const forward = async (
-		from: string | null,
-		stretch: { sinceMs?: number; known?: number; until?: number } = {},
-	) => {
+	let reached: string | null = null; // where the last `forward` stopped
+	const forward = async (from: string | null, stretch: Stretch = {}) => {
 		const { known = Infinity, until = options.until } = stretch;
-		let [after, done, sinceMs, goneOver] = [from, false, stretch.sinceMs ?? NaN, 0];
+		let [after, done, sinceMs, goneOver, skip] = [from, false, stretch.sinceMs ?? NaN, 0, 0];
 		try {
 			for (let pages = 0; !done && goneOver < known; pages++) {
 				const room = options.maxEvents - added;
 				if (room <= 0 || (requests > 0 && Date.now() >= until)) break;
 				const kept = pages === 0 && entered?.from === from ? entered.page : undefined;
 				entered = kept ? undefined : entered;
+				const size = Math.min(MAX_PAGE_SIZE, room);
 				const page =
 					kept && kept.events.length <= room
 						? kept
-						: await ask({ after, page: 1, pageSize: Math.min(MAX_PAGE_SIZE, room) });
+						: await ask({ after, page: 1 + skip, pageSize: size });
 				if (pages === 0 && from === cursor.after && Number.isNaN(sinceMs)) sinceMs = timeOf(page);
 				for (const event of page.events) {
 					const id = idOf(event);
-					if (after !== null && compareIds(id, after) <= 0) continue;
+					if (after !== null && id <= after) continue;
 					after = id;
 					if (isDone(next, id)) goneOver++;
 					else {
@@ -112,71 +96,70 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 						if (matches(options.filter, event)) events.push(event);
 					}
 				}
-				done = page.events.length === 0 || !(page.full || page.count > page.listed);
+				// A page of entries without an event id (dropped as read) moves no `after`: the next by number.
+				skip = !page.events.length && page.count > skip * size + page.listed ? skip + 1 : 0;
+				done = !skip && (page.events.length === 0 || !(page.full || page.count > page.listed));
 			}
 		} finally {
+			reached = after;
 			if (!Number.isNaN(sinceMs) && (done || after !== from))
 				next = moveAfter(next, done ? null : after, sinceMs, options.overlapMs);
 		}
 		return done;
 	};
+	/** Where the ids known stop being in place: the last page tells if all are, else a binary search finds the first page not all in place; after a look back cut at its bound, the page where it stopped (`hint`) is asked first, and all in place up to there, the read goes on from it. What is in place moves; the rest of that page is kept. */
+	const count = async (ids: string[], hint = '') => {
+		const target = ids.filter((id) => id <= hint).length || ids.length;
+		const first = Math.ceil(target / MAX_PAGE_SIZE); // the page holding the hint, or the last
+		const asked = await inPlace(ask, cursor.after, ids, first);
+		// Events listed before were created before the API's now: a clock also without a `Date`.
+		const newestKnown = cursor.listed[ids.at(-1)!] ?? -Infinity;
+		const sinceMs = Math.max(timeOf(asked.answer) || -Infinity, newestKnown);
+		let off = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS ? asked : undefined;
+		for (let low = 1, high = off && off.count < target ? first : 1; low < high; ) {
+			const middle = Math.floor((low + high) / 2);
+			const probe = await inPlace(ask, cursor.after, ids, middle);
+			if (probe.count === middle * MAX_PAGE_SIZE) low = middle + 1;
+			else [high, off] = [middle, probe];
+		}
+		const inOrder = off?.count ?? 0;
+		const from = inOrder > 0 ? ids[inOrder - 1] : cursor.after;
+		if (off) {
+			// The rest of the page is the list after `from` (kept if not empty, or at the list's end).
+			const [answer, skip] = [off.answer, inOrder - (off.number - 1) * MAX_PAGE_SIZE];
+			const [count, listed] = [answer.count - inOrder, answer.listed - skip];
+			const rest = { ...answer, events: answer.events.slice(skip), count, listed };
+			if (rest.events.length || (answer.listed && count <= listed)) entered = { from, page: rest };
+		}
+		if (inOrder > 0) next = moveAfter(next, from, sinceMs, options.overlapMs);
+		return { from, sinceMs };
+	};
 	try {
-		const ids = Object.keys(cursor.listed).sort();
-		const newest = frontier(cursor);
+		const ids = Object.keys(cursor.listed).sort(); // all after `after`
+		const newest = ids.at(-1) ?? cursor.after;
 		if (!options.recheck) complete = await forward(newest);
-		// Up to two pages of known ids, reading them costs no more than counting them and reading on
-		// past the newest (two requests), and where late events entered among them, fewer.
+		// Up to two pages of known ids, reading costs no more than counting and reading past the newest.
 		else if (ids.length < 2 * MAX_PAGE_SIZE) complete = await forward(cursor.after);
 		else {
-			const pages = Math.ceil(ids.length / MAX_PAGE_SIZE);
-			const last = await inPlace(ask, cursor.after, ids, pages);
-			const sinceMs = timeOf(last.answer);
-			const countable = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS;
-			if (countable && last.count === ids.length) {
-				next = moveAfter(next, null, sinceMs, options.overlapMs);
-				complete = last.answer.count === ids.length || (await forward(newest, { sinceMs }));
-			} else {
-				// The first page not all in place holds the first place something entered.
-				let firstOff = countable ? last.count : 0;
-				let offPage = countable ? { ...last, number: pages } : undefined;
-				for (let low = 1, high = countable ? pages : 1; low < high; ) {
-					const middle = Math.floor((low + high) / 2);
-					const probe = await inPlace(ask, cursor.after, ids, middle);
-					if (probe.count === middle * MAX_PAGE_SIZE) low = middle + 1;
-					else [high, firstOff, offPage] = [middle, probe.count, { ...probe, number: middle }];
-				}
-				const upTo = firstOff > 0 ? ids[firstOff - 1] : cursor.after;
-				if (offPage) {
-					// The rest of that page is the list after `upTo`, as a read by key from there lists it.
-					const { answer, number } = offPage;
-					const skip = firstOff - (number - 1) * MAX_PAGE_SIZE;
-					const [events, count, listed] = [
-						answer.events.slice(skip),
-						answer.count - firstOff,
-						answer.listed - skip,
-					];
-					if (events.length > 0)
-						entered = { from: upTo, page: { ...answer, events, count, listed } };
-				}
-				if (firstOff > 0) next = moveAfter(next, upTo, sinceMs, options.overlapMs);
-				// First, in at most half the time, what `after` could move over now, with the late events in
-				// it (so `listed` stays one overlap window while catching up, on any machine); then new events.
-				const limit = sinceMs - options.overlapMs;
-				const old = ids.slice(firstOff).filter((id) => (cursor.listed[id] ?? Infinity) < limit);
-				const half = (Date.now() + options.until) / 2;
-				// Where that reached the end of the list, it has read what follows too: nothing is asked again.
-				const through =
-					old.length > 0 && (await forward(upTo, { sinceMs, known: old.length, until: half }));
-				const resume = compareIds(next.after ?? '', upTo ?? '') > 0 ? next.after : upTo;
-				// Where `after` has reached the newest id, reading on from it is the read of new events: asked once.
-				const caughtUp = through || resume === newest || (await forward(newest));
-				complete = through || (caughtUp && (await forward(resume, { sinceMs })));
-			}
+			const { from, sinceMs } = await count(ids, cursor.resume);
+			// First, within half the time, what `after` can move over: `listed` stays one overlap window.
+			const limit = sinceMs - options.overlapMs;
+			const old = ids.filter((id) => id > (from ?? '') && (cursor.listed[id] ?? Infinity) < limit);
+			const half = (Date.now() + options.until) / 2;
+			const through =
+				old.length > 0 && (await forward(from, { sinceMs, known: old.length, until: half }));
+			const on = (next.after ?? '') > (from ?? '') ? next.after : from;
+			// Reaching the end, or `after` reaching the newest id, reads new events too: asked once.
+			const caughtUp = through || on === newest || (await forward(newest));
+			complete = through || (caughtUp && (await forward(on, { sinceMs })));
+			// A look back cut before the newest id known: the next read counts from where it stopped.
+			const cut = caughtUp && !complete && (reached ?? '') < (newest ?? '');
+			next.resume = cut ? (reached ?? undefined) : undefined;
 		}
 	} catch (error) {
 		failure = error as Error;
 	}
-	events.sort((a, b) => compareIds(idOf(a), idOf(b)));
+	events.sort((a, b) => (idOf(a) < idOf(b) ? -1 : 1));
 	return { events, cursor: next, complete, requests, apiTimeMs, failure };
 }
 
@@ -192,11 +175,7 @@ async function newestPage(read: PageReader): Promise<{ page: EventPage; number: 
 	return { page, number: 1 };
 }
 
-/**
- * A cursor that starts from now: every event listed now is done, so only later events, and late
- * ones among them, come out. `after` goes no nearer now than one overlap window (a late event may
- * take an id below the newest); a newest page all within it (a burst) takes a look back first.
- */
+/** A cursor from now: every event listed now is done. `after` goes no nearer now than one overlap window (a late event may take an id below the newest); a newest page all within it (a burst) looks back first. */
 export async function anchorAtNewest(read: PageReader, options: Omit<ReadOptions, 'recheck'>) {
 	const { page } = await newestPage(read);
 	const { overlapMs } = options;
@@ -208,10 +187,7 @@ export async function anchorAtNewest(read: PageReader, options: Omit<ReadOptions
 	return anchor.cursor;
 }
 
-/**
- * A cursor at the newest event created before (the API's now − `lookBackMs`), so the next read
- * emits every event created since: on the newest page, else by a binary search, then on by key.
- */
+/** A cursor at the newest event created before the API's now − `lookBackMs` (the next read emits all since): on the newest page, else by a binary search, then on by key. */
 export async function startBefore(read: PageReader, lookBackMs: number): Promise<EventCursor> {
 	const newest = await newestPage(read);
 	// No `Date` header: the newest event is the API's only clock (old on a quiet list); ours stands in.

@@ -15,6 +15,8 @@ export interface EventCursor {
 	afterCreatedOnMs: number | null;
 	/** Event id → its `createdOn` in ms (null when unreadable). */
 	listed: Record<string, number | null>;
+	/** Where a read's look back over listed ids stopped at its bound: the next read counts from there. */
+	resume?: string;
 }
 
 /** As kept in static data: whose it is, how often saved (`seq`), under which node name, and (webhook) delivered ids not done yet → delivery time. */
@@ -33,8 +35,6 @@ export const CURSOR_KEY = 'eventCursor';
 /** The workflow's static data keeps a copy per trigger node id, for a rename in n8n's default mode. */
 export const COPIES_KEY = 'documentWorkflowTriggerCursors';
 
-/** Ids compare as the API compares them for `after`: as text (time-ordered UUIDs, lower-cased as read). */
-export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 export const idOf = (event: IDataObject): string => String(event.id).toLowerCase();
 
 export const createdOnMs = (event: IDataObject): number | null =>
@@ -74,27 +74,25 @@ export function moveAfter(
 			if (after === null || id > after) [after, afterCreatedOnMs] = [id, created];
 	if (after === cursor.after) return cursor;
 	const listed = Object.entries(cursor.listed).filter(([id]) => id > after!);
-	return { after, afterCreatedOnMs, listed: Object.fromEntries(listed) };
+	return { ...cursor, after, afterCreatedOnMs, listed: Object.fromEntries(listed) };
 }
 
-/** Two copies of one trigger's cursor (another process's, or an older one) as one: neither's events come out again. */
+/** Two copies of one trigger's cursor (another process's, or an older one) as one: neither's events come out again; where `a`'s look back stopped is kept. */
 export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
 	const [ahead, other] = (b.after ?? '') > (a.after ?? '') ? [b, a] : [a, b];
 	const listed = { ...ahead.listed };
 	for (const [id, created] of Object.entries(other.listed))
 		if (!isDone(ahead, id)) listed[id] = created;
-	return { after: ahead.after, afterCreatedOnMs: ahead.afterCreatedOnMs, listed };
+	return { after: ahead.after, afterCreatedOnMs: ahead.afterCreatedOnMs, listed, resume: a.resume };
 }
 
-/** What the store needs of n8n's context: every trigger context has it (poll, webhook, activation hook). */
 type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkflowStaticData'>;
 
 /**
- * The node's cursor, or undefined (it starts afresh). n8n keeps a node's static data under its name
- * (durable poll cursors: by node id, committed with the execution, after the copy by node id in the
- * workflow's static data is saved). The copy stands in where the node's own is missing (renamed; or
- * under its own name no commit landed: then its `base`, where the polls since started) or older (a
- * rename away and back). Another node's or workflow's cursor is never taken.
+ * The node's cursor (never another node's or workflow's), or undefined: it starts afresh. n8n keeps
+ * it under the node's name (durable poll cursors: by node id, committed with the execution, after
+ * the copy is saved); the copy stands in where it is missing (renamed; no commit landed: its `base`)
+ * or older (renamed back).
  */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const { id: nodeId, name } = ctx.getNode();
@@ -119,17 +117,18 @@ export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	return renamedBack && copy.seq > own.seq ? copy : own;
 }
 
-/** Saves the cursor under the node and its copy by node id (one top-level assignment each, so n8n notices). */
+/** Saves the cursor under the node and its copy by node id (one top-level assignment each, so n8n notices); `owed`: the webhook trigger's. */
 export function storeCursor(
 	ctx: CursorContext,
-	{ after, afterCreatedOnMs, listed }: EventCursor,
+	{ after, afterCreatedOnMs, listed, resume }: EventCursor,
 	previous?: StoredCursor,
-	owed: Record<string, number> = {},
+	owed?: Record<string, number>,
 	base?: EventCursor,
 ): void {
 	const { id: nodeId, name: nodeName } = ctx.getNode();
 	const whose = { v: 2, workflowId: ctx.getWorkflow().id, nodeId, nodeName };
-	const stored = { ...whose, seq: (previous?.seq ?? 0) + 1, after, afterCreatedOnMs, listed, owed };
+	const where = { after, afterCreatedOnMs, listed, resume, owed };
+	const stored = { ...whose, seq: (previous?.seq ?? 0) + 1, ...where };
 	const global = ctx.getWorkflowStaticData('global');
 	const copies = Object.entries(isObject(global[COPIES_KEY]) ? global[COPIES_KEY] : {});
 	// The 10 triggers saved last keep their copies; a deleted trigger's goes in time.

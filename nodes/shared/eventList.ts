@@ -101,15 +101,3 @@ export async function readEventPage(
 		apiTimeMs: Date.parse(response.headers.date ?? '') - (Date.now() - sentAt),
 	};
 }
-
-/** The newest page of the list (page 1 tells how many there are, then the last): at most two requests. */
-export async function readNewestPage(
-	ctx: ApiContext,
-	query: Pick<EventQuery, 'type'>,
-	limits: ReadLimits = {},
-): Promise<EventPage> {
-	const first = await readEventPage(ctx, query, limits);
-	return first.pages > 1
-		? await readEventPage(ctx, { ...query, page: first.pages }, limits)
-		: first;
-}

@@ -6,6 +6,7 @@
  * before the activation's read; the harness's `activate(mode, registered)` runs them there.
  */
 import { FRESH_START_LOOK_BACK_MS } from '../../../nodes/DocumentWorkflowWebhookTrigger/reader';
+import { CURSOR_KEY } from '../../../nodes/shared/eventCursor';
 import { spreadEvents } from '../../harness/triggerHost';
 import { useSandbox } from '../../harness/sandbox';
 import { WebhookHost } from '../../harness/webhookHost';
@@ -117,5 +118,29 @@ describe('Document Workflow Webhook Trigger: starting afresh', () => {
 		const next = await create(['review.created']);
 		await settle(env.sandbox, host);
 		expect(idsOf(host)).toEqual([...recent, ...next]);
+	});
+
+	test('an id a delivery left owed between the webhook’s registration and the activation’s read stays owed in what the activation saves', async () => {
+		const host = await registeredHost();
+		let late = '';
+		await host.activate('activate', async () => {
+			// Not listed yet: the delivery looks for it while held, then is answered with it owed, saved.
+			[late] = (
+				await env.sandbox.control.createEvents([{ type: 'run.completed', commitDelayMs: 60_000 }], {
+					returnIds: true,
+				})
+			).ids!;
+			await host.post({ id: late });
+			await host.settled();
+		});
+		// The activation saves the static data it loaded before the delivery: it must owe the id too.
+		const saved = host.store.data[`node:${host.nodeName}`] as Record<string, { owed?: object }>;
+		expect(Object.keys(saved[CURSOR_KEY].owed ?? {})).toEqual([late]);
+		// A restart keeps it: the event comes out with the first delivery after it is listed.
+		await host.restart();
+		await env.sandbox.control.advanceClock(60_000);
+		await host.post({ id: late });
+		await host.settled();
+		expect(idsOf(host)).toEqual([late]);
 	});
 });

@@ -187,3 +187,64 @@ test('a late event before every id listed, with nothing done yet (`after` null):
 	const third = await readEvents(pages(), second.cursor, { ...options, recheck: true });
 	expect(third.events).toEqual([]);
 });
+
+test('a look back cut at its time bound is carried: the next read counts from where it stopped (one request), not all again', async () => {
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
+	const newest = before.at(-1);
+	const start = startingAfter(newest ? { id: newest.id, createdOn: newest.createdOn } : null);
+	await env.sandbox.control.createEvents(spreadEvents(600, now - 60_000, now - 2000));
+	const first = await readEvents(pages(), start, { ...options, recheck: true });
+	expect(first.events).toHaveLength(600);
+	// 150 late events among all six pages of known ids, at an API answering in 0.3 s: counting
+	// them (the last page and a search down to page 1) and asking for new events fill a read.
+	const { ids: late } = await env.sandbox.control.createEvents(
+		spreadEvents(150, now - 59_500, now - 2500),
+		{ returnIds: true },
+	);
+	await env.sandbox.control.setSettings({ eventPageLatencyMs: 300 });
+	let cursor = first.cursor;
+	const emitted: string[] = [];
+	const counted: number[] = [];
+	for (let n = 0; n < 10 && emitted.length < late!.length; n++) {
+		const seq = (await env.sandbox.control.getRequests({ pathPrefix: '/events' })).at(-1)?.seq;
+		const read = await readEvents(pages(), cursor, {
+			...options,
+			until: Date.now() + 1600,
+			recheck: true,
+		});
+		emitted.push(...read.events.map((event) => String(event.id)));
+		cursor = read.cursor;
+		const asked = await env.sandbox.control.getRequests({ pathPrefix: '/events', afterSeq: seq });
+		counted.push(asked.filter((request) => !/[?&]page=1(&|$)/.test(request.path)).length);
+	}
+	expect(emitted.sort()).toEqual([...late!].sort());
+	// The first read counts (the last page, a search down to page 1); each next one asks only for
+	// the page where the one before stopped (all in place up to there) and reads on from it.
+	expect(counted.slice(1)).toEqual(counted.slice(1).map(() => 1));
+}, 60_000);
+
+test('a page of entries without an event id (dropped as read) is passed by position: the events after it come out', async () => {
+	const now = (await env.sandbox.control.getClock()).nowMs;
+	const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
+	const newest = before.at(-1);
+	const { ids } = await env.sandbox.control.createEvents(spreadEvents(3, now - 3000, now - 1000), {
+		returnIds: true,
+	});
+	const [first, malformed, last] = ids!;
+	// The API lists the middle entry without a valid id: the reader drops it, as readEventPage does.
+	const listed = pages();
+	const read: PageReader = async (query) => {
+		const page = await listed(query);
+		return { ...page, events: page.events.filter((event) => event.id !== malformed) };
+	};
+	// A page of one (Max Events per Poll 1) holds only that entry.
+	let cursor = startingAfter(newest ? { id: newest.id, createdOn: newest.createdOn } : null);
+	const emitted: unknown[] = [];
+	for (let n = 0; n < 4; n++) {
+		const result = await readEvents(read, cursor, { ...options, maxEvents: 1, recheck: true });
+		emitted.push(...result.events.map((event) => event.id));
+		cursor = result.cursor;
+	}
+	expect(emitted).toEqual([first, last]);
+});
