@@ -28,38 +28,47 @@ describe('the n8n port table', () => {
 
 describe('reservePort', () => {
 	const script = require.resolve('../../../scripts/e2e/ports');
-	const { execFile } = require('node:child_process') as typeof import('node:child_process');
+	const { spawn } = require('node:child_process') as typeof import('node:child_process');
 	const fs = require('node:fs') as typeof import('node:fs');
 
-	/** A process that reserves `count` ports, prints them, and lives on for `holdMs`. */
-	const reserveIn = (count: number, holdMs: number) =>
-		new Promise<number[]>((resolve, reject) =>
-			execFile(
-				process.execPath,
-				[
+	/**
+	 * A process that reserves `count` ports, prints them, and lives on until killed: all three stay
+	 * alive until every one has printed (a fixed hold let a slow one, on a loaded machine, reserve
+	 * after another had exited and rightly take its ports again).
+	 */
+	const reserveIn = (count: number) =>
+		new Promise<{ ports: number[]; child: import('node:child_process').ChildProcess }>(
+			(resolve, reject) => {
+				const child = spawn(process.execPath, [
 					'-e',
 					`const { reservePort } = require(${JSON.stringify(script)});
 					(async () => {
 						const ports = [];
 						for (let i = 0; i < ${count}; i++) ports.push(await reservePort());
-						process.stdout.write(JSON.stringify(ports));
-						setTimeout(() => {}, ${holdMs});
+						process.stdout.write(JSON.stringify(ports) + '\\n');
+						setInterval(() => {}, 60000);
 					})();`,
-				],
-				(error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout))),
-			),
+				]);
+				let out = '';
+				child.stdout.on('data', (chunk: Buffer) => {
+					out += chunk.toString();
+					if (out.endsWith('\n')) resolve({ ports: JSON.parse(out), child });
+				});
+				child.on('error', reject);
+				child.on('exit', (code) => reject(new Error(`reserving process exited (${code})`)));
+			},
 		);
 
 	test('hands out ports below the ephemeral range, never one that another live process holds', async () => {
 		const ephemeralLow = Number(
 			fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
 		);
-		const [a, b, c] = await Promise.all([
-			reserveIn(150, 1500),
-			reserveIn(150, 1500),
-			reserveIn(150, 1500),
-		]);
-		const all = [...a, ...b, ...c];
+		const settled = await Promise.allSettled([reserveIn(150), reserveIn(150), reserveIn(150)]);
+		for (const result of settled) if (result.status === 'fulfilled') result.value.child.kill();
+		const all = settled.flatMap((result) => {
+			if (result.status === 'rejected') throw result.reason;
+			return result.value.ports;
+		});
 		expect(new Set(all).size).toBe(all.length);
 		expect(all.filter((port) => port < 11000 || port >= ephemeralLow)).toEqual([]);
 		expect(
