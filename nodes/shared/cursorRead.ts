@@ -72,7 +72,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 	let reached: string | null = null; // where the last `forward` stopped
 	const forward = async (from: string | null, stretch: Stretch = {}) => {
 		const { known = Infinity, until = options.until } = stretch;
-		let [after, done, sinceMs, goneOver, skip] = [from, false, stretch.sinceMs ?? NaN, 0, 0];
+		let [after, done, sinceMs, goneOver, idless] = [from, false, stretch.sinceMs ?? NaN, 0, 0];
 		try {
 			for (let pages = 0; !done && goneOver < known; pages++) {
 				const room = options.maxEvents - added;
@@ -83,7 +83,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 				const page =
 					kept && kept.events.length <= room
 						? kept
-						: await ask({ after, page: 1 + skip, pageSize: size });
+						: await ask({ after, page: 1 + idless, pageSize: size });
 				if (pages === 0 && from === cursor.after && Number.isNaN(sinceMs)) sinceMs = timeOf(page);
 				for (const event of page.events) {
 					const id = idOf(event);
@@ -96,9 +96,9 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 						if (matches(options.filter, event)) events.push(event);
 					}
 				}
-				// A page of entries without an event id (dropped as read) moves no `after`: the next by number.
-				skip = !page.events.length && page.count > skip * size + page.listed ? skip + 1 : 0;
-				done = !skip && (page.events.length === 0 || !(page.full || page.count > page.listed));
+				// `idless` pages of entries without an event id (dropped as read) move no `after`: the next by number.
+				idless = !page.events.length && page.count > idless * size + page.listed ? idless + 1 : 0;
+				done = !idless && (page.events.length === 0 || !(page.full || page.count > page.listed));
 			}
 		} finally {
 			reached = after;
@@ -126,9 +126,9 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		const from = inOrder > 0 ? ids[inOrder - 1] : cursor.after;
 		if (off) {
 			// The rest of the page is the list after `from` (kept if not empty, or at the list's end).
-			const [answer, skip] = [off.answer, inOrder - (off.number - 1) * MAX_PAGE_SIZE];
-			const [count, listed] = [answer.count - inOrder, answer.listed - skip];
-			const rest = { ...answer, events: answer.events.slice(skip), count, listed };
+			const [answer, before] = [off.answer, inOrder - (off.number - 1) * MAX_PAGE_SIZE];
+			const [count, listed] = [answer.count - inOrder, answer.listed - before];
+			const rest = { ...answer, events: answer.events.slice(before), count, listed };
 			if (rest.events.length || (answer.listed && count <= listed)) entered = { from, page: rest };
 		}
 		if (inOrder > 0) next = moveAfter(next, from, sinceMs, options.overlapMs);
