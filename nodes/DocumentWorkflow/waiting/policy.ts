@@ -308,8 +308,11 @@ export class Policy {
 		const runs = [...this.waits].flatMap(pendingRuns);
 		// Each id's runs: executions may wait on one run (Run → Wait for Completion) at once.
 		const pending = new Map<string, Run[]>();
-		for (const run of runs)
-			pending.set(lower(run.runId), [...(pending.get(lower(run.runId)) ?? []), run]);
+		for (const run of runs) {
+			const id = lower(run.runId);
+			if (!pending.has(id)) pending.set(id, []);
+			pending.get(id)!.push(run);
+		}
 		if (anchoring) return this.firstLook(events, pending, startedAt, now);
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
 		let unnamed = 0;

@@ -148,6 +148,15 @@ describe('which read goes first when reads are scarce', () => {
 		policy.listRead([], T0 + 100);
 		return { policy, runs };
 	};
+	/** Two one-run waits, the list's first read (it only finds where the list ends) back at 200 ms. */
+	const twoWaitsListAnchored = () => {
+		const { policy, begin } = onePolicy(5);
+		begin(1, T0);
+		begin(2, T0 + 10);
+		expect(policy.next(T0 + 100).readListUntil).toBeDefined();
+		policy.listRead([], T0 + 200);
+		return { policy, begin };
+	};
 	/** The first time from `from` on, stepping as a waiting loop does, at which `wanted` holds of the step. */
 	const firstStepWhere = (
 		policy: Policy,
@@ -252,11 +261,7 @@ describe('which read goes first when reads are scarce', () => {
 	});
 
 	it('a run whose end the list brought before the node added it (a busy process) is read at once when added', () => {
-		const { policy, begin } = onePolicy(5);
-		begin(1, T0);
-		begin(2, T0 + 10);
-		expect(policy.next(T0 + 100).readListUntil).toBeDefined();
-		policy.listRead([], T0 + 200);
+		const { policy, begin } = twoWaitsListAnchored();
 		// Run 3 was uploaded at 1 s and ended at 5 s; the list brings its end at 6 s, before the
 		// node, its process busy, adds it at 7 s.
 		expect(policy.next(T0 + 6000).readListUntil).toBeDefined();
@@ -268,11 +273,7 @@ describe('which read goes first when reads are scarce', () => {
 	});
 
 	it('a run whose end the list brought before two waits added it (Run → Wait for Completion in two executions) is read at once for each', () => {
-		const { policy, begin } = onePolicy(5);
-		begin(1, T0);
-		begin(2, T0 + 10);
-		expect(policy.next(T0 + 100).readListUntil).toBeDefined();
-		policy.listRead([], T0 + 200);
+		const { policy, begin } = twoWaitsListAnchored();
 		policy.listRead([completed(uuid(3))], T0 + 6100);
 		const twice = [begin(3, T0 + 7000), begin(3, T0 + 7000)];
 		expect(twice.map((run) => run.named)).toEqual([true, true]);
