@@ -105,7 +105,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		} finally {
 			reached = after;
 			if (sinceMs !== undefined && (done || after !== from))
-				next = moveAfter(next, done ? null : after, sinceMs, options.overlapMs);
+				next = moveAfter(next, done ? null : after, sinceMs - options.overlapMs);
 		}
 		return done;
 	};
@@ -133,7 +133,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			const rest = { ...answer, events: answer.events.slice(before), count, listed };
 			if (rest.events.length || (answer.listed && count <= listed)) entered = { from, page: rest };
 		}
-		if (inOrder > 0) next = moveAfter(next, from, sinceMs, options.overlapMs);
+		if (inOrder > 0) next = moveAfter(next, from, sinceMs - options.overlapMs);
 		return { from, sinceMs };
 	};
 	try {
@@ -183,7 +183,7 @@ async function newestPage(read: PageReader): Promise<{ page: EventPage; number: 
 export async function anchorAtNewest(read: PageReader, options: Omit<ReadOptions, 'recheck'>) {
 	const { page } = await newestPage(read);
 	const { overlapMs } = options;
-	const anchored = moveAfter(startingAfter(null, page.events), null, apiNowOf(page), overlapMs);
+	const anchored = moveAfter(startingAfter(null, page.events), null, apiNowOf(page) - overlapMs);
 	if (anchored.after !== null || page.pages <= 1) return anchored;
 	const lookBack = await startBefore(read, overlapMs);
 	const anchor = await readEvents(read, lookBack, { ...options, recheck: false });

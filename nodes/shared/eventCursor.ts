@@ -54,17 +54,12 @@ export function oldestKnownMs(cursor: EventCursor): number {
 export const isDone = (cursor: EventCursor | undefined, id: string): boolean =>
 	!!cursor && (id <= (cursor.after ?? '') || id in cursor.listed);
 
-/** Moves `after` over (`after`, `upTo`] (null: all), read in one go from API time `sinceMs` on, to
- * the newest created before `sinceMs` − overlap: all those were committed by then, so listed. */
-export function moveAfter(
-	cursor: EventCursor,
-	upTo: string | null,
-	sinceMs: number,
-	overlapMs: number,
-): EventCursor {
+/** Moves `after` over (`after`, `upTo`] (null: all), read in one go from API time T on, to the
+ * newest created before `beforeMs` = T − overlap: all those were committed by T, so listed. */
+export function moveAfter(cursor: EventCursor, upTo: string | null, beforeMs: number): EventCursor {
 	let { after, afterCreatedOnMs } = cursor;
 	for (const [id, created] of Object.entries(cursor.listed))
-		if (created !== null && created < sinceMs - overlapMs && (upTo === null || id <= upTo))
+		if (created !== null && created < beforeMs && (upTo === null || id <= upTo))
 			if (after === null || id > after) [after, afterCreatedOnMs] = [id, created];
 	if (after === cursor.after) return cursor;
 	const listed = Object.entries(cursor.listed).filter(([id]) => id > after!);
