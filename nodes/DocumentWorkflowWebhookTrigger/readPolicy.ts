@@ -1,5 +1,6 @@
 /** When the webhook trigger reads and which deliveries wait (`reader.ts` reads); pure, the clock
- * passed in. Why: README.md. A delivery stays until a read since it came looked for its ids. */
+ * passed in; why: README.md. A delivery stays till a read since it came looked for its ids, or its
+ * hold ends. */
 
 /** The shortest time between two reads while every id that rang for them was listed. */
 export const FAST_GAP_MS = 250;

@@ -1,7 +1,7 @@
 /** The webhook trigger's reads in one n8n process, shaped as n8n's `ConnectionPoolManager`: one
  * instance, a bounded map of triggers, one read in flight per trigger that deliveries join (when:
  * `readPolicy.ts`; why: README.md). A delivered id stays owed, and saved, until the cursor has it
- * done or it is past the overlap window. */
+ * done, it is past the overlap window, or `MAX_OWED` lets it go. */
 import { createHash } from 'node:crypto';
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
