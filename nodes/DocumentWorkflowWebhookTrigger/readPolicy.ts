@@ -1,17 +1,24 @@
-/** When the webhook trigger reads and which deliveries wait (`reader.ts` reads): pure, the clock passed in. Why: README.md. */
+/** When the webhook trigger reads and which deliveries wait (`reader.ts` reads); pure, the clock
+ * passed in; why: README.md. A delivery stays till a read since it came looked for its ids, or its
+ * hold ends. */
 
 /** The shortest time between two reads while every id that rang for them was listed. */
 export const FAST_GAP_MS = 250;
-/** Otherwise a second per request of the read before (at most three): unlisted ids cost a request a second at most. */
+/** Else a second per request of the read before (at most 3): unlisted ids cost a request/s. */
 export const SLOW_GAP_MS = 1000;
-/** A delivery is held this long after it arrives, unless a read keeps it (`afterRead`) or it waits for one (`waitsUntil`). */
+/** A delivery's hold after it arrives, unless a read sets another (`afterRead`, `waitsUntil`). */
 export const HOLD_MS = 5000;
 
-/** The reads so far: when the last started (local ms) and its requests, whether it listed every id that rang for it, whether it stopped at its bound with more listed (`more`); when the first id rang since (Infinity: none); when a read last went over what was read before (-Infinity: none in this process). */
+/** What paces the reads (local ms), as it is before the first. */
+export const firstTiming = () => ({
+	lastReadAt: -Infinity, // when the last read started
+	lastRequests: 1, // the requests it made
+	listedAll: true, // it listed every id that rang for it
+	more: false, // it stopped at its bound with more listed
+	rungAt: Infinity, // when the first id rang since it started (Infinity: none)
+	checkedAt: -Infinity, // when a read last went over what was read before (-Infinity: none)
+});
 export type ReadTiming = ReturnType<typeof firstTiming>;
-
-const NO_READ_YET = { lastReadAt: -Infinity, lastRequests: 1, listedAll: true, more: false };
-export const firstTiming = () => ({ ...NO_READ_YET, rungAt: Infinity, checkedAt: -Infinity });
 
 /** When the next read is due; undefined when nothing calls for one. */
 export function nextReadAt(timing: ReadTiming, owed: number): number | undefined {
@@ -26,32 +33,32 @@ export function nextReadAt(timing: ReadTiming, owed: number): number | undefined
 	return Math.max(wanted, timing.lastReadAt + gap);
 }
 
-/** A read goes over what was read before a second after the last time, or for an owed id that lies there. */
+/** A read goes over what was read before a second after the last did, or for an owed id there. */
 export const rechecks = (timing: ReadTiming, now: number, owedBehindFrontier: boolean) =>
 	owedBehindFrontier || now - timing.checkedAt >= SLOW_GAP_MS;
 
 /** The rule's time: an answered delivery's event comes out within this long of it, once listed. */
 export const RULE_MS = 10_000;
-/** A read starts no request past this long; what it did not reach, the next read goes on with (`more`). */
+/** A read starts no request past this long; the next read goes on from there (`more`). */
 export const READ_MS = 10_000;
 /** The longest hold (a backlog's holder, `afterRead`). */
 export const MAX_HOLD_MS = READ_MS + RULE_MS;
 
-/** A held delivery as the policy sees it: when it came, how many reads had started, its state, and its hold as a read kept it. */
-type Held = { arrivedAt: number; readsBefore: number; state: string; holdUntil?: number };
+/** A held delivery as the policy sees it: `readsBefore` its arrival; `holdUntil` as the last read's
+ * `afterRead` set it (unset: `HOLD_MS` after it came). */
+export type Held = { arrivedAt: number; readsBefore: number; state: string; holdUntil?: number };
 
-/** Until when a held delivery waits: for its next read (`due`), within its hold; for a read in flight that it did not start, within `MAX_HOLD_MS` of its arrival, however long that read takes (its ids stay owed). */
+/** Until when a held delivery waits: for its next read (`due`), within its hold; for a read in
+ * flight it did not start, however long (its ids stay owed), within `MAX_HOLD_MS` of arriving. */
 export const waitsUntil = (d: Held, due: number, inFlight: boolean) =>
 	inFlight ? d.arrivedAt + MAX_HOLD_MS : Math.min(due, d.holdUntil ?? d.arrivedAt + HOLD_MS);
 
 /**
- * Who goes after read number `index`. The earliest delivery awake carries what it found (one
- * asleep until its next read would notice only then); while ids are owed or more is listed, the
- * latest of the others stays as the holder. The rest stay until a read since their arrival looked
- * for their ids (or after a failed read), within `HOLD_MS` of their arrival, or `RULE_MS` for one
- * that came during this read (else a long read answers it unread). A read that stopped at its
- * bound keeps its holder for the next, `MAX_HOLD_MS` after it came (a backlog at a slow API).
- * `staying` maps each delivery that stays to when its hold ends.
+ * After read number `index`: the earliest delivery awake carries what it found (one asleep would
+ * notice only at its next read); while ids are owed or more is listed, the latest other one stays
+ * as holder (`MAX_HOLD_MS` while more is listed: a backlog). One that came during the read stays
+ * `RULE_MS` (else a long read answers it unread); the holder, and all after a failed read,
+ * `HOLD_MS`; the rest leave. Holds count from arrival; `staying`: each → when its hold ends.
  */
 export function afterRead<T extends Held>(
 	waiting: T[],

@@ -1,8 +1,7 @@
-/**
- * The webhook trigger's reads in one n8n process, shaped as n8n's `ConnectionPoolManager`: one
- * instance, a bounded map of triggers, one read in flight per trigger that deliveries join.
- * When: `readPolicy.ts`. Why: README.md.
- */
+/** The webhook trigger's reads in one n8n process, shaped as n8n's `ConnectionPoolManager`: one
+ * instance, a bounded map of triggers, one read in flight per trigger that deliveries join (when:
+ * `readPolicy.ts`; why: README.md). A delivered id stays owed, and saved, until the cursor has it
+ * done, it is past the overlap window, or `MAX_OWED` lets it go. */
 import { createHash } from 'node:crypto';
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
@@ -14,13 +13,14 @@ import type { EventCursor } from '../shared/eventCursor';
 import { frontier, isDone, loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
 import { readEventPage } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
+import type { Held, ReadTiming } from './readPolicy';
 import { READ_MS, afterRead, firstTiming, nextReadAt, rechecks, waitsUntil } from './readPolicy';
 
-/** A trigger without a cursor starts at the newest event created this long before (n8n routes deliveries a moment before activation ends). */
+/** A trigger without a cursor starts this long back (deliveries come before activation ends). */
 export const FRESH_START_LOOK_BACK_MS = 60_000;
 export const MAX_TRIGGERS = 100;
 export const MAX_HELD = 8;
-/** Owed ids kept per trigger; beyond it the oldest is let go (a later read still emits its event). */
+/** Owed ids kept per trigger; beyond it the oldest is let go (a later read still emits it). */
 export const MAX_OWED = 1000;
 const MAX_EVENTS_PER_READ = 2000;
 const READ_TIMEOUT_MS = 30_000;
@@ -28,35 +28,27 @@ const REPORT_EVERY_MS = 60_000;
 
 export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
-interface Delivery {
-	arrivedAt: number;
-	/** When its hold ends, as the last read's `afterRead` set it (unset: HOLD_MS after it came); how long it waits: `waitsUntil`. */
-	holdUntil?: number;
-	readsBefore: number;
+interface Delivery extends Held {
 	events: IDataObject[];
-	/** Started the read in flight, joined it (`wake` ends that wait), asleep until its next, or let go asleep (it leaves as it wakes). */
+	/** Started the read in flight, joined it (`wake` ends that wait), asleep until its next read, or
+	 * let go asleep (it leaves as it wakes). */
 	state: 'reading' | 'joined' | 'asleep' | 'leaving';
 	wake: () => void;
 }
 
 class Trigger {
-	/** The newest cursor this process knows: what requests loaded, merged with what its reads found. */
-	cursor?: EventCursor;
-	/** Delivered ids not done yet → when delivered (local ms); saved with the cursor, so a restart keeps them (a loaded copy older than this process's cursor may owe ids done since: not taken back). */
-	owed = new Map<string, number>();
-	/** Ids that rang since the last read started: its first look for them. */
-	rung = new Set<string>();
-	timing = firstTiming();
-	/** The deliveries still held: one leaves it when it is done. */
-	held = new Set<Delivery>();
+	cursor?: EventCursor; // the newest known: what requests loaded, merged with what reads found
+	owed = new Map<string, number>(); // delivered ids not done → delivered at (local ms); saved
+	rung = new Set<string>(); // ids that rang since the last read started: its first look for them
+	timing: ReadTiming = firstTiming();
+	held = new Set<Delivery>(); // the deliveries still held: one leaves it when it is done
 	read?: Promise<void>;
-	/** Reads started so far: a delivery's `readsBefore` tells which came after it. */
-	reads = 0;
-	/** Counts for the log lines, written at most once a minute; an example or a failure is read only with its count. */
-	report = { notListed: 0, example: '', failures: 0, failure: '', at: -Infinity };
+	reads = 0; // reads started so far: a delivery's `readsBefore` tells which came after it
+	report = { notListed: 0, example: '', failures: 0, failure: '', at: -Infinity }; // logged 1/min
 }
+const inUse = (trigger: Trigger) => trigger.held.size > 0 || trigger.read !== undefined;
 
-/** The key of one trigger's state: the same for its deliveries and its activation hook; a hash, with no secret in it. */
+/** One trigger's key, the same for its deliveries and activation hook; a hash, with no secret. */
 export function triggerKey(ctx: IWebhookFunctions | IHookFunctions): string {
 	const { id, credentials } = ctx.getNode();
 	const url = ctx.getMode() === 'manual' ? 'test' : 'production';
@@ -64,7 +56,7 @@ export function triggerKey(ctx: IWebhookFunctions | IHookFunctions): string {
 	return createHash('sha256').update(parts.join('\u0000')).digest('hex');
 }
 
-/** Pages of the event list for the webhook trigger: few, short retries (the next delivery reads anyway). */
+/** Pages of the event list: few, short retries (the next delivery reads anyway). */
 export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader {
 	const retry = { maxRetries: 2, baseDelayMs: 200, maxDelayMs: 1000 };
 	return async (query) =>
@@ -74,11 +66,8 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 		});
 }
 
-/**
- * Whether a new delivery may be held: past MAX_HELD the oldest waiting for the read in flight (held
- * while it waits out a 429) gives its place to the newcomer, likelier to carry events listed since;
- * one asleep until its own next read, seconds away, keeps its place.
- */
+/** Whether a new delivery may be held: past MAX_HELD the oldest joined to the read in flight (a
+ * 429 can hold it) gives way, the newcomer likelier to carry new events; one asleep stays. */
 function makeRoom(trigger: Trigger): boolean {
 	if (trigger.held.size < MAX_HELD) return true;
 	const oldest = [...trigger.held].find((delivery) => delivery.state === 'joined');
@@ -88,18 +77,10 @@ function makeRoom(trigger: Trigger): boolean {
 
 export class WebhookReaders {
 	private static instance: WebhookReaders | undefined;
-
-	static getInstance(): WebhookReaders {
-		return (WebhookReaders.instance ??= new WebhookReaders());
-	}
-
+	static getInstance = () => (WebhookReaders.instance ??= new WebhookReaders());
 	/** Forgets every trigger, as a restart of n8n does (tests). */
 	static reset = () => void (WebhookReaders.instance = undefined);
-
-	private readonly triggers = new LruMap<string, Trigger>(
-		MAX_TRIGGERS,
-		(trigger) => trigger.held.size > 0 || trigger.read !== undefined,
-	);
+	private readonly triggers = new LruMap<string, Trigger>(MAX_TRIGGERS, inUse);
 
 	/** Deliveries held and ids owed, in this process and at most by one trigger (tests). */
 	size(): { held: number; owed: number; mostOwed: number } {
@@ -114,46 +95,48 @@ export class WebhookReaders {
 		return trigger?.cursor && { cursor: trigger.cursor, owed: Object.fromEntries(trigger.owed) };
 	}
 
-	/** The events this delivery emits (all one read found, when it carries that read), lowest id first; whether ids it brought are still owed. */
+	/** The events this delivery emits (all one read found, when it carries that read), lowest id
+	 * first; whether ids it brought are still owed. */
 	async receive(ctx: IWebhookFunctions, ids: string[], settings: TriggerSettings) {
 		const trigger = this.triggers.getOrCreate(triggerKey(ctx), () => new Trigger());
+		const { owed } = trigger;
 		const loaded = loadCursor(ctx);
 		const now = Date.now();
 		if (loaded) trigger.cursor = trigger.cursor ? mergeCursors(trigger.cursor, loaded) : loaded;
+		// A saved copy older than the cursor may owe ids done since: those are not taken back.
 		for (const [id, at] of Object.entries(loaded?.owed ?? {}))
-			if (!isDone(trigger.cursor, id))
-				trigger.owed.set(id, Math.min(at, trigger.owed.get(id) ?? at));
-		for (const id of ids.filter((id) => !trigger.owed.has(id) && !isDone(trigger.cursor, id))) {
-			trigger.owed.set(id, now);
-			trigger.rung.add(id);
+			if (!isDone(trigger.cursor, id)) owed.set(id, Math.min(at, owed.get(id) ?? at));
+		const rung = ids.filter((id) => !owed.has(id) && !isDone(trigger.cursor, id));
+		for (const id of rung) owed.set(id, now);
+		for (const id of rung) trigger.rung.add(id);
+		// An id past the overlap window since its delivery will never be listed (but may have been
+		// since the last read: one more read); the map is bounded, the oldest let go first.
+		const owedBefore = owed.size;
+		for (const [id, at] of owed)
+			if (now - at > settings.overlapMs || owed.size > MAX_OWED) owed.delete(id);
+		if (rung.length > 0 || owed.size < owedBefore)
 			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
-		}
-		// An id past the overlap window since its delivery will never be listed (but may have been since the last read: one more read); the map is bounded.
-		for (const [id, at] of trigger.owed)
-			if (now - at > settings.overlapMs || trigger.owed.size > MAX_OWED) {
-				trigger.owed.delete(id);
-				trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
-			}
 		let wake = () => {};
 		const woken = new Promise<void>((resolve) => (wake = resolve));
 		const [events, readsBefore] = [[], trigger.reads];
 		const delivery: Delivery = { arrivedAt: now, readsBefore, events, state: 'asleep', wake };
-		if (nextReadAt(trigger.timing, trigger.owed.size) !== undefined && makeRoom(trigger))
+		if (nextReadAt(trigger.timing, owed.size) !== undefined && makeRoom(trigger))
 			trigger.held.add(delivery);
+		// Until a read lets it go: start the read that is due; leave once its hold is over (or no read
+		// is wanted); else wait, for the read in flight (joined) or its next (asleep), within the hold.
 		try {
 			while (trigger.held.has(delivery) && delivery.state !== 'leaving') {
-				const due = nextReadAt(trigger.timing, trigger.owed.size) ?? Infinity;
+				const due = nextReadAt(trigger.timing, owed.size) ?? Infinity;
 				const until = waitsUntil(delivery, due, !!trigger.read);
 				if (!trigger.read && due <= Date.now()) {
-					// Open until the read ends (only joined ones leave early): its context reads, and what it finds has a carrier.
+					// Open until the read ends: its context reads, and what it finds has a carrier.
 					delivery.state = 'reading';
 					trigger.read = this.readOnce(trigger, settings, ctx);
 					await trigger.read.finally(() => (trigger.read = undefined));
-				} else if (until <= Date.now() || (!trigger.read && due === Infinity))
-					trigger.held.delete(delivery);
+				} else if (until <= Date.now() || (!trigger.read && due === Infinity)) break;
 				else {
 					delivery.state = trigger.read ? 'joined' : 'asleep';
-					const timer = new AbortController(); // cleared as the wait ends: no timer outlives it
+					const timer = new AbortController(); // aborted as the wait ends: no timer outlives it
 					const held = sleep(until - Date.now(), timer.signal).catch(() => {});
 					await Promise.race([trigger.read ?? held, woken, held]).finally(() => timer.abort());
 				}
@@ -161,12 +144,13 @@ export class WebhookReaders {
 		} finally {
 			trigger.held.delete(delivery);
 		}
-		// n8n saves this request's static data as it ends: the newest cursor, with the events it emits or a change of the owed ids (a restart keeps them).
+		// n8n saves this request's static data as it ends: the newest cursor, with the events it
+		// emits or a change of the owed ids.
 		const saved = Object.keys(loaded?.owed ?? {});
-		const changed = saved.length !== trigger.owed.size || saved.some((id) => !trigger.owed.has(id));
+		const changed = saved.length !== owed.size || saved.some((id) => !owed.has(id));
 		if (trigger.cursor && (delivery.events.length > 0 || changed || !loaded))
-			storeCursor(ctx, trigger.cursor, loaded, Object.fromEntries(trigger.owed));
-		return { events: delivery.events, owes: ids.some((id) => trigger.owed.has(id)) };
+			storeCursor(ctx, trigger.cursor, loaded, Object.fromEntries(owed));
+		return { events: delivery.events, owes: ids.some((id) => owed.has(id)) };
 	}
 
 	private async readOnce(trigger: Trigger, settings: TriggerSettings, ctx: IWebhookFunctions) {
@@ -184,17 +168,17 @@ export class WebhookReaders {
 			const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + READ_MS, recheck };
 			read = await readEvents(pages, start, { ...settings, ...limits });
 		} catch (error) {
-			read = { failure: error as Error }; // only startBefore throws: readEvents returns its failure
+			read = { failure: error as Error }; // only startBefore throws (readEvents returns it)
 		}
 		const failure = read.failure;
-		// A copy loaded by a delivery meanwhile (another process's save) is kept; the read's start adds nothing.
+		// A copy a delivery loaded meanwhile (another process's save) is kept; the start adds nothing.
 		if (read.cursor) trigger.cursor = mergeCursors(read.cursor, trigger.cursor ?? read.cursor);
 		for (const id of trigger.owed.keys()) if (isDone(trigger.cursor, id)) trigger.owed.delete(id);
 		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
 		trigger.timing = {
 			...trigger.timing,
 			lastReadAt: startedAt,
-			// A look again (nothing new rung) lists all only if nothing stays owed, and paces the next a second on.
+			// A look again (nothing new rang) lists all only if nothing stays owed; it paces at 1/s.
 			lastRequests: firstLook.size > 0 ? (read.requests ?? 1) : 1,
 			listedAll: !failure && (firstLook.size > 0 ? unlisted.length === 0 : trigger.owed.size === 0),
 			more: !failure && !read.complete,
@@ -202,7 +186,8 @@ export class WebhookReaders {
 		};
 		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
-		// What this read decides for every delivery held (those that came during it too): who carries its events, whose hold it sets (`holdUntil`), who leaves; one asleep that it lets go leaves (still counted) as it wakes.
+		// For every delivery held (those that came during it too): who carries the events, who stays
+		// till when, who leaves; one asleep that is let go leaves (still counted) as it wakes.
 		const waiting = [...trigger.held].filter((d) => d.state !== 'leaving');
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;
@@ -210,7 +195,7 @@ export class WebhookReaders {
 		for (const d of waiting.filter((w) => !staying.has(w)))
 			if (d.state === 'asleep') d.state = 'leaving';
 			else trigger.held.delete(d);
-		// The log tells at most once a minute: delivered ids not listed when first looked for, failed reads.
+		// Logged at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];
 		else if (unlisted.length)
@@ -218,8 +203,14 @@ export class WebhookReaders {
 		if (report.notListed + report.failures === 0 || Date.now() - report.at < REPORT_EVERY_MS)
 			return;
 		const node = `Document Workflow Webhook Trigger "${ctx.getNode().name}"`;
-		const notListed = `${node}: ${report.notListed} delivered event id(s) the API did not list when looked for start nothing (e.g. ${report.example}). Forged deliveries, test pings and events of another environment look like this; an event the API lists later comes out with a later delivery, once.`;
-		const failed = `${node}: ${report.failures} read(s) of the event list failed (${report.failure}). Delivered events are not lost: a later delivery's read emits them.`;
+		const notListed =
+			`${node}: ${report.notListed} delivered event id(s) the API did not list when looked for ` +
+			`start nothing (e.g. ${report.example}). Forged deliveries, test pings and events of ` +
+			'another environment look like this; an event the API lists later comes out with a ' +
+			'later delivery, once.';
+		const failed =
+			`${node}: ${report.failures} read(s) of the event list failed (${report.failure}). ` +
+			"Delivered events are not lost: a later delivery's read emits them.";
 		if (report.notListed > 0) ctx.logger?.warn(notListed, { workflowId: ctx.getWorkflow().id });
 		if (report.failures > 0) ctx.logger?.error(failed, { workflowId: ctx.getWorkflow().id });
 		trigger.report = { ...report, notListed: 0, failures: 0, at: Date.now() };

@@ -88,7 +88,7 @@ test('a late event among 1,000 events read before is found by counting and a bin
 	let cursor = startingAfter(null);
 	const first = await readEvents(pages(), cursor, { ...options, recheck: true });
 	expect(first.events).toHaveLength(1000);
-	cursor = moveAfter(first.cursor, null, now - 61_000, 5 * MINUTE); // nothing moves: all young
+	cursor = moveAfter(first.cursor, null, now - 61_000 - 5 * MINUTE); // nothing moves: all young
 	const [late] = (
 		await env.sandbox.control.createEvents(
 			[{ type: 'run.failed', createdOn: new Date(now - 30_000).toISOString() }],

@@ -35,24 +35,24 @@ describe('moveAfter: after moves only over what was read in one go, to events ol
 	]);
 
 	test('to the newest listed event created before the read began less the overlap', () => {
-		const moved = moveAfter(cursor, null, T + 10 * MINUTE, 5 * MINUTE);
+		const moved = moveAfter(cursor, null, T + 10 * MINUTE - 5 * MINUTE);
 		expect(moved.after).toBe(id(3));
 		expect(moved.afterCreatedOnMs).toBe(T + 2 * MINUTE);
 		expect(Object.keys(moved.listed)).toEqual([id(4)]);
 	});
 
 	test('never past the end of the stretch read in one go', () => {
-		expect(moveAfter(cursor, id(2), T + 10 * MINUTE, 5 * MINUTE).after).toBe(id(2));
+		expect(moveAfter(cursor, id(2), T + 10 * MINUTE - 5 * MINUTE).after).toBe(id(2));
 	});
 
 	test('nowhere while everything listed is younger than the window, or when the read time is unknown', () => {
-		expect(moveAfter(cursor, null, T + 4 * MINUTE, 5 * MINUTE)).toBe(cursor);
-		expect(moveAfter(cursor, null, NaN, 5 * MINUTE)).toBe(cursor);
+		expect(moveAfter(cursor, null, T + 4 * MINUTE - 5 * MINUTE)).toBe(cursor);
+		expect(moveAfter(cursor, null, NaN)).toBe(cursor);
 	});
 
 	test('an event without a readable createdOn is never where after stops, but after can pass it', () => {
 		const unknown = { ...startingAfter(null), listed: { [id(2)]: null, [id(3)]: T } };
-		const moved = moveAfter(unknown, null, T + 10 * MINUTE, 5 * MINUTE);
+		const moved = moveAfter(unknown, null, T + 10 * MINUTE - 5 * MINUTE);
 		expect(moved.after).toBe(id(3));
 		expect(moved.listed).toEqual({});
 	});
