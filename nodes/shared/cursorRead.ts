@@ -148,12 +148,12 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			const limit = sinceMs - options.overlapMs;
 			const old = ids.filter((id) => id > (from ?? '') && (cursor.listed[id] ?? Infinity) < limit);
 			const half = (Date.now() + options.until) / 2;
-			const ended =
-				old.length > 0 && (await forward(from, { sinceMs, known: old.length, until: half }));
-			// 2. New events past the newest known id, unless 1 reached the end or `after` is at it (3
-			// reads them then); 3. the rest of the look back, once no new event waits behind it.
+			const ended = await forward(from, { sinceMs, known: old.length, until: half }); // 0: no ask
+			// 2. New events past the newest known id, unless 1 reached the end or 3 starts within three
+			// pages of it (3 reads them then); 3. the rest of the look back, no new event behind it.
 			const lookBackFrom = (next.after ?? '') > (from ?? '') ? next.after : from;
-			const newRead = ended || lookBackFrom === newest || (await forward(newest));
+			const near = ids.length - ids.indexOf(lookBackFrom ?? '') <= 3 * MAX_PAGE_SIZE;
+			const newRead = ended || near || (await forward(newest));
 			complete = ended || (newRead && (await forward(lookBackFrom, { sinceMs })));
 			// A look back cut before the newest known id: the next read counts from where it stopped.
 			const cut = newRead && !complete && (reached ?? '') < (newest ?? '');

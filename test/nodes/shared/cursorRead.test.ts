@@ -135,6 +135,39 @@ test('a look back whose read over ids older than the window reaches the end of t
 	expect(reader.requests).toBe(5);
 });
 
+test.each([
+	['first', 60_500],
+	['second', 59_900],
+])(
+	'a look back that finds a late event %s among two pages of known ids reads on from there to the end, which lists the new events too: they are not asked for apart',
+	async (_, lateByMs) => {
+		// After every event the file's other tests made.
+		await env.sandbox.control.advanceClock(10 * MINUTE);
+		const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
+		const newestBefore = before.at(-1);
+		const start = startingAfter(
+			newestBefore ? { id: newestBefore.id, createdOn: newestBefore.createdOn } : null,
+		);
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		await env.sandbox.control.createEvents(spreadEvents(200, now - 60_000, now - 2000));
+		const first = await readEvents(pages(), start, { ...options, recheck: true });
+		expect(first.events).toHaveLength(200);
+		// A late event entered among the first of the 200 (all within the overlap window), and a new one.
+		const late = [{ type: 'run.failed', createdOn: new Date(now - lateByMs).toISOString() }];
+		const fresh = [{ type: 'run.completed', createdOn: new Date(now - 1000).toISOString() }];
+		const { ids } = await env.sandbox.control.createEvents([...late, ...fresh], {
+			returnIds: true,
+		});
+		const reader = pages();
+		const second = await readEvents(reader, first.cursor, { ...options, recheck: true });
+		expect(second.events.map((event) => event.id)).toEqual(ids);
+		expect(second.complete).toBe(true);
+		// The last page (moved), the search down to page 1 (kept), the two pages after it to the end.
+		// A fifth, past the newest id, took the read over 10 s at 2 s a request (MODEL_SEED=-485299197).
+		expect(reader.requests).toBe(4);
+	},
+);
+
 test('Max Events counts only events not done: going over the events read before (fewer than a page) leaves room for new ones, so a capped read still emits the newest', async () => {
 	const now = (await env.sandbox.control.getClock()).nowMs;
 	// After every event the file's other tests made.
