@@ -673,11 +673,13 @@ export class WebhookWorld implements StepWorld {
 
 	private boundViolations(): Violation[] {
 		const violations: Violation[] = [];
-		// Requests held open at each arrival, per workflow (one trigger each) and process.
+		// Requests held open at each arrival, per trigger and process. A trigger replaced by a new
+		// node is another trigger: the requests it still holds count as its own (docs: per trigger).
 		for (const d of this.n8n.deliveries) {
 			const open = this.n8n.deliveries.filter(
 				(e) =>
 					e.workflowId === d.workflowId &&
+					e.nodeId === d.nodeId &&
 					e.process === d.process &&
 					e.arrivedAt <= d.arrivedAt &&
 					(e.endedAt ?? Infinity) > d.arrivedAt,
@@ -685,7 +687,7 @@ export class WebhookWorld implements StepWorld {
 			if (open > MAX_HELD_OPEN)
 				violations.push({
 					property: 'bounded',
-					message: `${open} requests to ${d.workflowId} held open at ${this.ledger.time(d.arrivedAt)} (at most ${MAX_HELD_OPEN})`,
+					message: `${open} requests to ${d.workflowId}/${d.nodeId} held open at ${this.ledger.time(d.arrivedAt)} (at most ${MAX_HELD_OPEN})`,
 				});
 		}
 		for (const at of new Set(busyLoops))
