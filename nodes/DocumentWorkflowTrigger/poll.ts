@@ -56,11 +56,8 @@ async function pollOnce(
 		cursor = await startBefore(read, freshStartLookBackMs(ctx));
 	else {
 		// First activation, starting from now: the newest events are done, nothing is emitted.
-		const { filter, overlapMs, maxEvents } = settings;
-		storeCursor(
-			ctx,
-			await anchorAtNewest(read, { filter, overlapMs, maxEvents, until: deadlines.read }),
-		);
+		const { filter, overlapMs } = settings;
+		storeCursor(ctx, await anchorAtNewest(read, { filter, overlapMs, until: deadlines.read }));
 		return null;
 	}
 

@@ -178,15 +178,19 @@ async function newestPage(read: PageReader): Promise<{ page: EventPage; number: 
 	return { page, number: 1 };
 }
 
+type AnchorOptions = Omit<ReadOptions, 'recheck' | 'maxEvents'>;
+
 /** A cursor from now: all listed now is done. `after` stays an overlap window back (a late event
- * may take an id below the newest); a newest page all within it (a burst) looks back first. */
-export async function anchorAtNewest(read: PageReader, options: Omit<ReadOptions, 'recheck'>) {
+ * may take an id below the newest); a newest page all within it (a burst) looks back first, over
+ * the whole burst: Max Events per Poll bounds what a poll emits, and this read emits nothing. */
+export async function anchorAtNewest(read: PageReader, options: AnchorOptions) {
 	const { page } = await newestPage(read);
 	const { overlapMs } = options;
 	const anchored = moveAfter(startingAfter(null, page.events), null, apiNowOf(page) - overlapMs);
 	if (anchored.after !== null || page.pages <= 1) return anchored;
 	const lookBack = await startBefore(read, overlapMs);
-	const anchor = await readEvents(read, lookBack, { ...options, recheck: false });
+	const wholeBurst = { ...options, maxEvents: Infinity, recheck: false };
+	const anchor = await readEvents(read, lookBack, wholeBurst);
 	if (anchor.failure) throw anchor.failure;
 	return anchor.cursor;
 }

@@ -48,6 +48,16 @@ describe('where a trigger starts, when events leave the 7 days between its first
 		expect(read.events).toEqual([]);
 	});
 
+	test('Start From Now over a burst inside the overlap window larger than Max Events per Poll: everything listed at activation is done', async () => {
+		const now = (await env.sandbox.control.getClock()).nowMs;
+		await env.sandbox.control.createEvents(spreadEvents(50, now - 30 * MINUTE, now - 20 * MINUTE));
+		await env.sandbox.control.createEvents(spreadEvents(250, now - MINUTE, now - 1000));
+		const fewPerPoll = { ...options, maxEvents: 10 };
+		const cursor = await anchorAtNewest(pages(), fewPerPoll);
+		const read = await readEvents(pages(), cursor, { ...fewPerPoll, recheck: true });
+		expect(read.events).toEqual([]);
+	});
+
 	test('a look-back start: at the newest event created before it, not at the start of the list', async () => {
 		await history();
 		const cursor = await startBefore(pages(expire), 5 * MINUTE);
