@@ -117,8 +117,9 @@ test('a late event among 1,000 events read before is found by counting and a bin
 	expect(quiet.requests).toBe(1);
 });
 
-test('a look back whose read over ids older than the window reaches the end of the list asks past the newest id no more: it has read all that follows', async () => {
-	// After every event the file's other tests made.
+/** `count` events of the last minute, after every event the file's other tests made, read once:
+ * the cursor knows them all. */
+async function knownRecently(count: number) {
 	await env.sandbox.control.advanceClock(10 * MINUTE);
 	const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
 	const newestBefore = before.at(-1);
@@ -126,9 +127,14 @@ test('a look back whose read over ids older than the window reaches the end of t
 		newestBefore ? { id: newestBefore.id, createdOn: newestBefore.createdOn } : null,
 	);
 	const now = (await env.sandbox.control.getClock()).nowMs;
-	await env.sandbox.control.createEvents(spreadEvents(250, now - 60_000, now - 2000));
+	await env.sandbox.control.createEvents(spreadEvents(count, now - 60_000, now - 2000));
 	const first = await readEvents(pages(), start, { ...options, recheck: true });
-	expect(first.events).toHaveLength(250);
+	expect(first.events).toHaveLength(count);
+	return { now, first };
+}
+
+test('a look back whose read over ids older than the window reaches the end of the list asks past the newest id no more: it has read all that follows', async () => {
+	const { now, first } = await knownRecently(250);
 	// The 250 are older than the overlap window now, and a late event entered below them.
 	await env.sandbox.control.advanceClock(6 * MINUTE);
 	const [late] = (
@@ -151,17 +157,7 @@ test.each([
 ])(
 	'a look back that finds a late event %s among two pages of known ids reads on from there to the end, which lists the new events too: they are not asked for apart',
 	async (_, lateByMs) => {
-		// After every event the file's other tests made.
-		await env.sandbox.control.advanceClock(10 * MINUTE);
-		const before = (await env.sandbox.control.listEvents()).sort((a, b) => (a.id < b.id ? -1 : 1));
-		const newestBefore = before.at(-1);
-		const start = startingAfter(
-			newestBefore ? { id: newestBefore.id, createdOn: newestBefore.createdOn } : null,
-		);
-		const now = (await env.sandbox.control.getClock()).nowMs;
-		await env.sandbox.control.createEvents(spreadEvents(200, now - 60_000, now - 2000));
-		const first = await readEvents(pages(), start, { ...options, recheck: true });
-		expect(first.events).toHaveLength(200);
+		const { now, first } = await knownRecently(200);
 		// A late event entered among the first of the 200 (all within the overlap window), and a new one.
 		const late = [{ type: 'run.failed', createdOn: new Date(now - lateByMs).toISOString() }];
 		const fresh = [{ type: 'run.completed', createdOn: new Date(now - 1000).toISOString() }];
