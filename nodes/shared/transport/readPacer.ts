@@ -93,9 +93,10 @@ export class ReadPacer {
 		const counted = Math.max(1, sent.length);
 		const trusted = this.trustedLimit(now);
 		let limit = Math.min(trusted ?? Infinity, counted);
-		if (trusted !== undefined && counted < trusted) {
+		if ((trusted !== undefined && counted < trusted) || sent.length === 0) {
 			// Under the pace's own cap one 429 below the limit is most often a burst (n8n's event loop
-			// sent reads late, together): the limit and the pace stay. A second soon after is a lower
+			// sent reads late, together), and one with nothing sent in the second before it says only
+			// that others fill the window: the limit and the pace stay. A second soon after is a lower
 			// limit (another process took a share of it).
 			const before = this.under && now - this.under.at < LOWER_AFTER_MS ? this.under.sent : 0;
 			this.under = { sent: counted, at: now };

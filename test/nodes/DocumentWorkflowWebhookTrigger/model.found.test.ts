@@ -347,3 +347,19 @@ test('a step that changes the API latency leaves the setup as it was drawn: a fa
 	await checkWebhookHistory('deliveries', setup, [step.latency(2000), step.burst(20, 0)]);
 	expect(setup.api.latencyMs).toBe(0);
 }, 60_000);
+
+test(`MODEL_SEED=-1266556126: a 429 for the first read of an API key, sent alone, teaches no limit: four triggers' reads of a burst then go at the API's pace: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// The API refused the first read (Retry-After 1 s) with nothing else sent in the second before
+	// it. The key's pacer took that for a limit of one read a second, trusted for a minute: the
+	// burst's 200 events, delivered to the workflow and its three copies at once, took their
+	// pages at that pace, and the second trigger's came out 10.2 s after its delivery.
+	const setup = { ...quietApi, events: [], api: { ...quietApi.api, latencyMs: 0 } };
+	await checkWebhookHistory('deliveries', setup, [
+		step.apiFails({ kind: '429', retryAfterS: 1, asDate: false }, { kind: '500' }),
+		step.copyWorkflow(),
+		step.copyWorkflow(),
+		step.copyWorkflow(),
+		step.burst(144, 0),
+		step.burst(56, 0),
+	]);
+}, 60_000);

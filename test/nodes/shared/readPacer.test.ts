@@ -188,6 +188,20 @@ describe('ReadPacer', () => {
 		expect(pacer.readsPerSecond).toBeCloseTo(12 * (1 - SLOW_GROWTH));
 	});
 
+	it(`a 429 for a read sent alone (nothing else in the second before) slows nothing: others filled the window; a second within ${LOWER_AFTER_MS} ms is a limit`, () => {
+		const pacer = new ReadPacer();
+		// Another process (or client) of the key had used the window: this read says nothing of how
+		// fast this process may read. It waits out Retry-After (the caller) and keeps its pace.
+		expect(pacer.trySend(1000)).toBe(true);
+		pacer.rateLimited(1040, 1000, 1000);
+		expect(pacer.readsPerSecond).toBe(START_RATE);
+		expect(holdBack(pacer, 2040, 3040)).toBeGreaterThan(START_RATE / 2);
+		// Refused alone again soon after: the key's window is full whatever this process sends.
+		expect(pacer.trySend(9000)).toBe(true);
+		pacer.rateLimited(9040, 1000, 9000);
+		expect(pacer.readsPerSecond).toBe(BACK_OFF);
+	});
+
 	it('under a trusted limit of 1 no second holds 2 reads: the pace backs off and grows to a step under 1 a second', () => {
 		const pacer = new ReadPacer();
 		refusedAfter(pacer, 1500, 1);
