@@ -55,12 +55,12 @@ export async function checkRun(
 	output?.catch(() => {}); // used only if the status read says completed
 	const response = await apiRequest<IDataObject>(ctx, { ...request, itemIndex }, options);
 	const now = Date.now();
-	const atMaxWait = maxWaitReached(run, now) !== 'no';
+	const maxWaitNow = maxWaitReached(run, now) !== 'no';
 	if (response.statusCode === 404) {
 		// Within the grace period the run may simply not exist yet.
 		if (now - (run.notFoundSince ?? now) >= settings.notFoundGraceMs)
 			return await explainMissingRun(ctx, run, response.correlationId, signal);
-		return atMaxWait
+		return maxWaitNow
 			? { kind: 'done', outcome: maxWaitOutcome(ctx, run, undefined, true) }
 			: { kind: 'pending' };
 	}
@@ -103,7 +103,7 @@ export async function checkRun(
 		return await done('stoppedEarly', message);
 	}
 	// Not final (a known or unknown status): pending, unless its time is up.
-	if (!atMaxWait) return { kind: 'pending', run: answer };
+	if (!maxWaitNow) return { kind: 'pending', run: answer };
 	return { kind: 'done', run: answer, outcome: maxWaitOutcome(ctx, run, answer) };
 }
 
@@ -116,8 +116,9 @@ export function maxWaitOutcome(
 ): WaitOutcome {
 	const status = statusOf(answer);
 	const shown = status ? `"${status}"` : notFound ? 'not found (404)' : 'without an answer';
-	const maxWait = duration(run.wait.settings.maxWaitMs);
-	const message = `Run ${run.runId} was still ${shown} when the time limit of ${maxWait} was reached.`;
+	const message =
+		`Run ${run.runId} was still ${shown} when the time limit of ` +
+		`${duration(run.wait.settings.maxWaitMs)} was reached.`;
 	if (run.wait.settings.onTimeLimit === 'error')
 		return ended(
 			ctx,

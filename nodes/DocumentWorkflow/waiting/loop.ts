@@ -144,13 +144,14 @@ export class Watcher {
 		const { ctx } = execution;
 		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
 		for (const run of wait.runs) {
-			const maxWait = maxWaitReached(run, now);
-			// At its Max Wait Time a check sent before makes way for the last one; past it, that one ends too.
+			const reached = maxWaitReached(run, now);
+			// At its Max Wait Time a check sent before makes way for the last one; past it, that one
+			// ends too.
 			const check = this.checks.get(run);
-			if (check && (maxWait === 'passed' || (maxWait === 'reached' && check.beforeMaxWait)))
+			if (check && (reached === 'passed' || (reached === 'reached' && check.beforeMaxWait)))
 				check.cut.abort();
-			if (maxWait === 'passed' && !run.outcome)
-				this.policy.timedOut(run, maxWaitOutcome(ctx, run), now);
+			if (reached === 'passed' && !run.outcome)
+				this.policy.maxWaitPassed(run, maxWaitOutcome(ctx, run), now);
 		}
 		// Without Continue On Fail any item's error fails the wait: decided here only, where the wait
 		// ends, so that no error (a check's, Max Wait Time's) can end it as an item.

@@ -18,7 +18,7 @@ export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
 export const LIST_LAG_MS = 2000;
 export const ANSWER_MS = 50;
-export const LAST_ANSWER_MS = 2000;
+export const MAX_WAIT_ANSWER_MS = 2000;
 export const BUSY_SLICE_MS = 5;
 export const TURN_SHARE = 0.2;
 
@@ -94,7 +94,7 @@ export interface Run {
 	/** An event named it while a check was out, which may have left before its end: read again. */
 	namedInFlight?: boolean;
 	/** When the read at its Max Wait Time was sent. */
-	lastCheckAt?: number;
+	maxWaitCheckAt?: number;
 }
 
 /** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`. */
@@ -117,16 +117,17 @@ const ofOneLength = (k?: Lengths) => !!k && k.runs > 1 && k.longest <= k.shortes
 const firstAgeOf = (settings: WaitSettings, learned = 0) =>
 	Math.max(settings.initialPollIntervalMs, learned + ANSWER_MS);
 
-/** When a run's wait ends at the latest: Max Wait Time after its submission (by id: the wait's start). */
+/** When a run's Max Wait Time ends: that long after its submission (by id: the wait's start). */
 export const maxWaitEnd = ({ target, wait }: Run): number =>
 	(target.submittedAt ?? wait.beganAt) + (wait.settings.maxWaitMs || Infinity);
 
 /** At its Max Wait Time a run is read once more (a check in flight anew); that read may answer
- * within LAST_ANSWER_MS (at most the First Check Interval), then the run ends with its last answer. */
+ * within MAX_WAIT_ANSWER_MS (at most the First Check Interval), then the run ends with its last
+ * answer (`maxWaitPassed`). */
 export function maxWaitReached(run: Run, now: number): 'no' | 'reached' | 'passed' {
 	if (now < maxWaitEnd(run)) return 'no';
-	const lastAnswerMs = Math.min(LAST_ANSWER_MS, run.wait.settings.initialPollIntervalMs);
-	return now < (run.lastCheckAt ?? Infinity) + lastAnswerMs ? 'reached' : 'passed';
+	const answerMs = Math.min(MAX_WAIT_ANSWER_MS, run.wait.settings.initialPollIntervalMs);
+	return now < (run.maxWaitCheckAt ?? Infinity) + answerMs ? 'reached' : 'passed';
 }
 
 export const ONE_LENGTH = 1 + RUN_SHARE;
@@ -236,7 +237,7 @@ export class Policy {
 				run.wait.rotationAt = now + this.gap(run.wait, now - run.bornAt, PROBE_SHARE);
 				run.wait.oldestTurn = !run.wait.oldestTurn;
 			}
-			if (maxWaitReached(run, now) !== 'no') run.lastCheckAt ??= now;
+			if (maxWaitReached(run, now) !== 'no') run.maxWaitCheckAt ??= now;
 			checks.push(run);
 			inFlight++;
 		}
@@ -278,8 +279,8 @@ export class Policy {
 		}
 	}
 
-	/** A run ended at its Max Wait Time with no answer to its last read: done, as if so answered. */
-	timedOut(run: Run, outcome: WaitOutcome, now: number): void {
+	/** A run's Max Wait Time passed with no answer to its last read: done, as if so answered. */
+	maxWaitPassed(run: Run, outcome: WaitOutcome, now: number): void {
 		run.outcome = outcome;
 		this.finished(run, now, false);
 	}
