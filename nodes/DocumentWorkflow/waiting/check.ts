@@ -42,11 +42,8 @@ export async function checkRun(
 ): Promise<Answer> {
 	const { settings } = run.wait;
 	const { itemIndex } = run.target;
-	const request = {
-		method: 'GET' as const,
-		path: '/runs/{runId}',
-		pathParams: { runId: run.runId },
-	};
+	const pathParams = { runId: run.runId };
+	const request = { method: 'GET' as const, path: '/runs/{runId}', pathParams, itemIndex };
 	const options = { acceptStatuses: [404], signal };
 	const { outputNodeId: nodeId, binaryPropertyName } = settings;
 	const fields = { nodeId, binaryPropertyName, itemIndex, signal };
@@ -54,7 +51,7 @@ export async function checkRun(
 	const early = settings.includeOutput && run.completedListed;
 	const output = early ? waitOutputFields(ctx, run.runId, fields) : undefined;
 	output?.catch(() => {}); // used only if the status read says completed
-	const response = await apiRequest<IDataObject>(ctx, { ...request, itemIndex }, options);
+	const response = await apiRequest<IDataObject>(ctx, request, options);
 	const now = Date.now();
 	const maxWaitNow = maxWaitReached(run, now) !== 'no';
 	if (response.statusCode === 404) {

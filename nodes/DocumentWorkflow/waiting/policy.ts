@@ -406,9 +406,8 @@ export class Policy {
 	private listCandidates(): Run[] {
 		const lookable = ({ named, notFoundSince, oneLength, soonAt }: Run) =>
 			!named && notFoundSince === undefined && !oneLength && soonAt === undefined;
-		return [...this.waits].flatMap((wait) =>
-			wait.runs.length > 1 ? [] : pendingRuns(wait).filter(lookable),
-		);
+		const alone = [...this.waits].filter((wait) => wait.runs.length < 2);
+		return alone.flatMap(pendingRuns).filter(lookable);
 	}
 
 	/** How a run's looks are measured: from its workflow's shortest run seen on, at its share of
