@@ -12,6 +12,7 @@ import { FINAL_STATUSES, maxWaitReached } from './policy';
 
 /** How the wait ended, in every item it returns (`waitOutcome`): at a final status, or else. */
 type FinalStatus = 'completed' | 'failed' | 'cancelled';
+const ROUTE_FAILED = 'set "On Failed or Cancelled Run" to "Return an Item"';
 export type WaitOutcomeKind = FinalStatus | 'stoppedEarly' | 'timeLimit' | 'held' | 'notStarted';
 
 const duration = (ms: number): string =>
@@ -41,11 +42,8 @@ export async function checkRun(
 ): Promise<Answer> {
 	const { settings } = run.wait;
 	const { itemIndex } = run.target;
-	const request = {
-		method: 'GET' as const,
-		path: '/runs/{runId}',
-		pathParams: { runId: run.runId },
-	};
+	const pathParams = { runId: run.runId };
+	const request = { method: 'GET' as const, path: '/runs/{runId}', pathParams, itemIndex };
 	const options = { acceptStatuses: [404], signal };
 	const { outputNodeId: nodeId, binaryPropertyName } = settings;
 	const fields = { nodeId, binaryPropertyName, itemIndex, signal };
@@ -53,14 +51,14 @@ export async function checkRun(
 	const early = settings.includeOutput && run.completedListed;
 	const output = early ? waitOutputFields(ctx, run.runId, fields) : undefined;
 	output?.catch(() => {}); // used only if the status read says completed
-	const response = await apiRequest<IDataObject>(ctx, { ...request, itemIndex }, options);
+	const response = await apiRequest<IDataObject>(ctx, request, options);
 	const now = Date.now();
-	const atMaxWait = maxWaitReached(run, now) !== 'no';
+	const maxWaitNow = maxWaitReached(run, now) !== 'no';
 	if (response.statusCode === 404) {
 		// Within the grace period the run may simply not exist yet.
 		if (now - (run.notFoundSince ?? now) >= settings.notFoundGraceMs)
 			return await explainMissingRun(ctx, run, response.correlationId, signal);
-		return atMaxWait
+		return maxWaitNow
 			? { kind: 'done', outcome: maxWaitOutcome(ctx, run, undefined, true) }
 			: { kind: 'pending' };
 	}
@@ -88,10 +86,13 @@ export async function checkRun(
 		const what = status === 'failed' ? 'failed' : 'was cancelled';
 		if (settings.onFailed === 'item')
 			return await done(status, `Run ${run.runId} ${what}${detail ? ` (${detail})` : ''}.`);
-		const why = `The run ${status === 'failed' ? 'stopped on an error' : 'was cancelled'} in the service`;
+		const why = status === 'failed' ? 'stopped on an error' : 'was cancelled';
 		const documentId = documentIdOf(run, answer);
 		const message = `Run ${run.runId} ${what}${detail ? `: ${detail}` : ''}`;
-		const description = `${why}${documentId ? ` (document ${documentId})` : ''}. Look at the run in the service to see why. To route such runs in the workflow instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`;
+		const description =
+			`The run ${why} in the service${documentId ? ` (document ${documentId})` : ''}. Look at ` +
+			`the run in the service to see why. To route such runs in the workflow instead of ` +
+			`failing, ${ROUTE_FAILED}.`;
 		return { kind: 'done', run: answer, outcome: ended(ctx, run, { message }, description) };
 	}
 	if (settings.stopAt.includes(status)) {
@@ -99,11 +100,13 @@ export async function checkRun(
 			status === 'review'
 				? 'it waits for a person to finish a review task in the review queue (this can take hours)'
 				: 'it is parked on a Wait node (this can take hours)';
-		const message = `Stopped waiting: run ${run.runId} is "${status}": ${why}. Use Run → Wait for Completion later to wait for the rest.`;
+		const message =
+			`Stopped waiting: run ${run.runId} is "${status}": ${why}. Use Run → Wait for ` +
+			'Completion later to wait for the rest.';
 		return await done('stoppedEarly', message);
 	}
 	// Not final (a known or unknown status): pending, unless its time is up.
-	if (!atMaxWait) return { kind: 'pending', run: answer };
+	if (!maxWaitNow) return { kind: 'pending', run: answer };
 	return { kind: 'done', run: answer, outcome: maxWaitOutcome(ctx, run, answer) };
 }
 
@@ -116,14 +119,18 @@ export function maxWaitOutcome(
 ): WaitOutcome {
 	const status = statusOf(answer);
 	const shown = status ? `"${status}"` : notFound ? 'not found (404)' : 'without an answer';
-	const maxWait = duration(run.wait.settings.maxWaitMs);
-	const message = `Run ${run.runId} was still ${shown} when the time limit of ${maxWait} was reached.`;
+	const message =
+		`Run ${run.runId} was still ${shown} when the time limit of ` +
+		`${duration(run.wait.settings.maxWaitMs)} was reached.`;
 	if (run.wait.settings.onTimeLimit === 'error')
 		return ended(
 			ctx,
 			run,
 			{ message },
-			'The run is not final yet; it goes on in the service. Raise "Max Wait Time" in the options (0 waits without limit), stop at Review/Waiting, or set "On Time Limit" to "Return an Item" to route such runs and wait for them later with Run → Wait for Completion.',
+			'The run is not final yet; it goes on in the service. Raise "Max Wait Time" in the ' +
+				'options (0 waits without limit), stop at Review/Waiting, or set "On Time Limit" to ' +
+				'"Return an Item" to route such runs and wait for them later with Run → Wait for ' +
+				'Completion.',
 		);
 	const json = { ...answer, runId: run.runId, documentId: documentIdOf(run, answer) };
 	return ended(ctx, run, {
@@ -153,7 +160,9 @@ async function explainMissingRun(
 	if (!documentId)
 		return done(
 			{ message: `Run ${run.runId} was not found (404) for ${grace}` },
-			`Check the Run ID: it must be a run of the API key's organization (and of the credential's workspace, if one is set). A run that never started also stays 404; look up its document (Document → Get) to see why.${correlation}`,
+			"Check the Run ID: it must be a run of the API key's organization (and of the " +
+				"credential's workspace, if one is set). A run that never started also stays 404; " +
+				`look up its document (Document → Get) to see why.${correlation}`,
 		);
 	const get = { method: 'GET' as const, pathParams: { documentId }, itemIndex };
 	const read = async <T>(path: string) =>
@@ -161,7 +170,9 @@ async function explainMissingRun(
 	const document = await read<IDataObject>('/documents/{documentId}');
 	const status = statusOf(document) ?? 'unknown';
 	const explanation = {
-		held: "the document is held: the workflow's automatic run is off, so it waits until someone runs it in the service",
+		held:
+			"the document is held: the workflow's automatic run is off, so it waits until someone " +
+			'runs it in the service',
 		failed: 'the document failed before a run started',
 		cancelled: 'the document was cancelled before a run started',
 	}[status];
@@ -172,16 +183,23 @@ async function explainMissingRun(
 			return done({ ...plain, waitOutcome: status === 'held' ? 'held' : 'notStarted', message });
 		return done(
 			{ message },
-			`Document ${documentId} has the status "${status}". Look at it in the service. To route such documents instead of failing, set "On Failed or Cancelled Run" to "Return an Item".`,
+			`Document ${documentId} has the status "${status}". Look at it in the service. To ` +
+				`route such documents instead of failing, ${ROUTE_FAILED}.`,
 		);
 	}
 	// The run may exist under another id (the document's top-level runs, newest first).
 	const runs = await read<{ data?: IDataObject[] }>('/documents/{documentId}/runs');
 	const other = runs?.data?.find((o) => typeof o.id === 'string' && o.id !== run.runId);
 	if (other) return { kind: 'replaced', runId: String(other.id) };
-	// Nothing explains it and no run turned up: waiting on would never end (with Max Wait 0, ever).
-	const message = `Run ${run.runId} was not found (404) for ${grace}, and document ${documentId} (status "${status}") lists no run.`;
-	const description = `The run never started, or it is not visible to this API key (another organization or workspace). Look at the document in the service. If its runs take longer than ${grace} to appear, raise "Not Found Grace Period".${correlation}`;
+	// Nothing explains it and no run turned up: waiting on would never end (with a Max Wait Time
+	// of 0, ever).
+	const message =
+		`Run ${run.runId} was not found (404) for ${grace}, and document ${documentId} ` +
+		`(status "${status}") lists no run.`;
+	const description =
+		'The run never started, or it is not visible to this API key (another organization or ' +
+		'workspace). Look at the document in the service. If its runs take longer than ' +
+		`${grace} to appear, raise "Not Found Grace Period".${correlation}`;
 	if (settings.onFailed === 'error') return done({ message }, description);
 	return done({ ...plain, finished: false, waitOutcome: 'notStarted', message });
 }

@@ -13,7 +13,8 @@ import { MAX_PAGE_SIZE } from '../../shared/transport';
 /** How far back each read goes: an event listed up to this late is still seen. */
 export const LOOKBACK_MS = DEFAULT_OVERLAP_MINUTES * 60_000;
 
-/** `after`: where reads start (undefined: the list's start); `seen`: every id listed after it, with its `createdOn` (ms, NaN when unreadable). */
+/** `after`: where reads start (undefined: the list's start); `seen`: every id listed after it,
+ * with its `createdOn` (ms, NaN when unreadable). */
 export interface ListWindow {
 	anchored: boolean;
 	after?: string;

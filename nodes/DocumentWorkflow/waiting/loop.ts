@@ -49,7 +49,9 @@ export interface OpenWait {
 const loopFailed = (ctx: IExecuteFunctions, error: Error) =>
 	new NodeOperationError(ctx.getNode(), `Waiting for runs stopped: ${error.message}`, {
 		description:
-			'An unexpected error ended the wait of every execution of this API key; the runs go on in the service. Run the execution again to read them; if it happens again, report it with this message.',
+			'An unexpected error ended the wait of every execution of this API key; the runs go on ' +
+			'in the service. Run the execution again to read them; if it happens again, report it ' +
+			'with this message.',
 	});
 
 const cancelled = (ctx: IExecuteFunctions) =>
@@ -78,11 +80,10 @@ export class Watcher {
 		});
 		// Awaited once the uploads are done; a failure before is no unhandled rejection.
 		outcomes.catch(() => {});
-		const ended = () => !this.executions.has(wait);
 		if (!this.running) void this.loop();
 		return {
 			add: (targets) => {
-				if (!ended()) this.policy.add(wait, targets, Date.now());
+				if (this.executions.has(wait)) this.policy.add(wait, targets, Date.now());
 			},
 			close: () => {
 				execution.open = false;
@@ -98,7 +99,8 @@ export class Watcher {
 	}
 
 	private async loop(): Promise<void> {
-		[this.running, this.defect] = [true, undefined];
+		this.running = true;
+		this.defect = undefined;
 		try {
 			await this.turns();
 		} catch (error) {
@@ -139,18 +141,19 @@ export class Watcher {
 		}
 	}
 
-	/** Ends the wait once its runs are done, or it failed, was cancelled or passed its Max Wait Time. */
+	/** Ends the wait once its runs are done, or it failed, was cancelled, passed its Max Wait Time. */
 	private endIfOver(wait: Wait, execution: Execution, now: number): void {
 		const { ctx } = execution;
 		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
 		for (const run of wait.runs) {
-			const maxWait = maxWaitReached(run, now);
-			// At its Max Wait Time a check sent before makes way for the last one; past it, that one ends too.
+			const reached = maxWaitReached(run, now);
+			// At its Max Wait Time a check sent before makes way for the last one; past it, that one
+			// ends too.
 			const check = this.checks.get(run);
-			if (check && (maxWait === 'passed' || (maxWait === 'reached' && check.beforeMaxWait)))
+			if (check && (reached === 'passed' || (reached === 'reached' && check.beforeMaxWait)))
 				check.cut.abort();
-			if (maxWait === 'passed' && !run.outcome)
-				this.policy.timedOut(run, maxWaitOutcome(ctx, run), now);
+			if (reached === 'passed' && !run.outcome)
+				this.policy.maxWaitPassed(run, maxWaitOutcome(ctx, run), now);
 		}
 		// Without Continue On Fail any item's error fails the wait: decided here only, where the wait
 		// ends, so that no error (a check's, Max Wait Time's) can end it as an item.
@@ -181,10 +184,15 @@ export class Watcher {
 		try {
 			answer = await checkRun(ctx, run, signal);
 		} catch (error) {
-			// Cut off (its wait ended, was cancelled, or reached its limit): no answer.
-			if (signal.aborted || execution.failure) return this.policy.released(run);
-			const outcome = { itemIndex: run.target.itemIndex, error: error as Error };
-			answer = { kind: 'done', outcome };
+			// Cut off (its wait ended, was cancelled, or its Max Wait Time came): no answer.
+			if (signal.aborted || execution.failure) {
+				this.policy.released(run);
+				return;
+			}
+			answer = {
+				kind: 'done',
+				outcome: { itemIndex: run.target.itemIndex, error: error as Error },
+			};
 		} finally {
 			this.checks.delete(run);
 		}

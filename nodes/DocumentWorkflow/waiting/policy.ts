@@ -18,9 +18,11 @@ export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
 export const LIST_LAG_MS = 2000;
 export const ANSWER_MS = 50;
-export const LAST_ANSWER_MS = 2000;
+export const MAX_WAIT_ANSWER_MS = 2000;
 export const BUSY_SLICE_MS = 5;
 export const TURN_SHARE = 0.2;
+/** Runs that end within a run's share of one another are of one length. */
+export const ONE_LENGTH = 1 + RUN_SHARE;
 
 /** The wait's options as the node reads them (`../actions/waitOptions.ts` describes each). */
 export interface WaitSettings {
@@ -63,10 +65,11 @@ export const FINAL_STATUSES = ['completed', 'failed', 'cancelled'];
 
 /**
  * One run of a wait, from its target to its outcome; ages from `bornAt` (local time). `firstAge`:
- * its first check; `expectedAge`: where its workflow's runs end, if of one length (known as its
- * wait began, or learnt while the list looked for it); `cold`: nothing known then. `role` in its
- * wait's rounds: a probe, waiting for the sweep, swept, or pending after it. `soonAt` comes before
- * the rounds (a 404, an event naming it, a run read at once). `readAge`: at its last pending read.
+ * its first check; `oneLength`: its workflow's runs are of one length, ending by `firstAge` (known
+ * as its wait began, or learnt while the list looked for it); `cold`: nothing known then. `role`
+ * in its wait's rounds: a probe, waiting for the sweep, swept, or pending after it. `soonAt` comes
+ * before the rounds (a 404, an event naming it, a run read at once). `readAge`: at its last
+ * pending read.
  */
 export interface Run {
 	readonly wait: Wait;
@@ -75,7 +78,7 @@ export interface Run {
 	triggerRunId?: string;
 	bornAt: number;
 	firstAge: number;
-	expectedAge?: number;
+	oneLength: boolean;
 	cold: boolean;
 	lastAnswer?: IDataObject;
 	notFoundSince?: number;
@@ -94,7 +97,7 @@ export interface Run {
 	/** An event named it while a check was out, which may have left before its end: read again. */
 	namedInFlight?: boolean;
 	/** When the read at its Max Wait Time was sent. */
-	lastCheckAt?: number;
+	maxWaitCheckAt?: number;
 }
 
 /** One execution's wait; its round's `probes` (done too) are checked in turn when `rotating`. */
@@ -113,29 +116,29 @@ export interface Wait {
 type Lengths = { shortest: number; longest: number; runs: number };
 /** Two runs or more, within a run's share of one another: read at one's length, all are on time. */
 const ofOneLength = (k?: Lengths) => !!k && k.runs > 1 && k.longest <= k.shortest * ONE_LENGTH;
-/** A run's first check: past where its workflow's runs end, never before the First Check Interval. */
+/** A run's first check: past where its workflow's runs end, from the First Check Interval on. */
 const firstAgeOf = (settings: WaitSettings, learned = 0) =>
 	Math.max(settings.initialPollIntervalMs, learned + ANSWER_MS);
 
-/** When a run's wait ends at the latest: Max Wait Time after its submission (by id: the wait's start). */
+/** When a run's Max Wait Time ends: that long after its submission (by id: the wait's start). */
 export const maxWaitEnd = ({ target, wait }: Run): number =>
 	(target.submittedAt ?? wait.beganAt) + (wait.settings.maxWaitMs || Infinity);
 
 /** At its Max Wait Time a run is read once more (a check in flight anew); that read may answer
- * within LAST_ANSWER_MS (at most the First Check Interval), then the run ends with its last answer. */
+ * within MAX_WAIT_ANSWER_MS (at most the First Check Interval), then the run ends with its last
+ * answer (`maxWaitPassed`). */
 export function maxWaitReached(run: Run, now: number): 'no' | 'reached' | 'passed' {
 	if (now < maxWaitEnd(run)) return 'no';
-	const lastAnswerMs = Math.min(LAST_ANSWER_MS, run.wait.settings.initialPollIntervalMs);
-	return now < (run.lastCheckAt ?? Infinity) + lastAnswerMs ? 'reached' : 'passed';
+	const answerMs = Math.min(MAX_WAIT_ANSWER_MS, run.wait.settings.initialPollIntervalMs);
+	return now < (run.maxWaitCheckAt ?? Infinity) + answerMs ? 'reached' : 'passed';
 }
-
-export const ONE_LENGTH = 1 + RUN_SHARE;
 
 const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 /** The UUIDs anywhere in an event's `data` (the spec does not show what it holds). */
 const idsIn = (data: unknown) => (JSON.stringify(data ?? null).match(UUIDS) ?? []).map(lower);
 const lower = (text: unknown) => String(text ?? '').toLowerCase();
 const timeOf = (value: unknown): number => Date.parse(String(value));
+const isRunEvent = (event: IDataObject) => /^run\./.test(String(event.type));
 const pendingRuns = (wait: Wait): Run[] => wait.runs.filter((run) => !run.outcome);
 const byAge = (a: Run, b: Run) => a.bornAt - b.bornAt || a.target.itemIndex - b.target.itemIndex;
 const workflowOf = (run: Run) => lower(run.lastAnswer?.workflowId ?? run.target.workflowId).trim();
@@ -181,12 +184,12 @@ export class Policy {
 			const oneLength = ofOneLength(known);
 			const learned = known && (oneLength || known.runs === 1 ? known.longest : known.shortest);
 			const firstAge = firstAgeOf(wait.settings, learned);
-			const [bornAt, expectedAge] = [target.submittedAt ?? now, oneLength ? firstAge : undefined];
-			const run = { wait, target, runId: target.runId, bornAt, firstAge, expectedAge };
+			const run = { wait, target, runId: target.runId, bornAt: target.submittedAt ?? now };
 			// Its end listed already: read at once, as a run the list names.
 			const named = this.endsListed.has(lower(target.runId));
 			const soonAt = named ? now : undefined;
-			wait.runs.push({ ...run, cold: !known, role: 'later', checking: false, named, soonAt });
+			const state = { cold: !known, role: 'later' as const, checking: false, named, soonAt };
+			wait.runs.push({ ...run, firstAge, oneLength, ...state });
 		}
 		this.nextRound(wait, now);
 		// Runs waited on by id began at unknown times: probes are read at once, their starts place all.
@@ -207,17 +210,15 @@ export class Policy {
 		const waits = [...this.waits];
 		const limit = Math.max(1, ...waits.map((wait) => Math.floor(wait.settings.concurrency)));
 		const checking = waits.reduce((sum, wait) => sum + wait.inFlight, 0);
-		let inFlight = checking + (reading ? 1 : 0);
 		// Checks go first: the list waits for those in flight, unless due for as long as its gap
-		// (the first read has no gap: it goes when due).
+		// (the first read has no gap: it goes when due). A read in flight leaves `listAt` Infinity.
 		const gap = listAt - this.readFrom;
 		const yielded = checking === 0 || !Number.isFinite(gap) || now - listAt >= gap;
-		const readList = listAt <= now && inFlight < limit && yielded;
-		if (readList) [this.readingSince, inFlight] = [now, inFlight + 1];
-		// A hint older than the Longest Check Interval is of no use to any wait.
-		const longest = Math.max(...waits.map((wait) => wait.settings.maxPollIntervalMs));
+		const readList = listAt <= now && checking < limit && yielded;
+		if (readList) this.readingSince = now;
+		let inFlight = checking + (reading || readList ? 1 : 0);
 		// From the first read on (it looks too, though it only finds where the list ends).
-		const looking = covering && (this.list.anchored || this.readingSince !== undefined);
+		const looking = covering && (this.list.anchored || reading || readList);
 		const cover = new Set(looking ? candidates : []);
 		const runs = waits.flatMap(pendingRuns);
 		const turns = new Map(waits.map((wait) => [wait, wait.rotating && this.nextInRotation(wait)]));
@@ -231,28 +232,33 @@ export class Policy {
 		for (const { run } of ready.sort((a, b) => deadline(a) - deadline(b))) {
 			if (inFlight >= limit) break;
 			if (run.wait.inFlight >= run.wait.settings.concurrency) continue;
-			[run.checking, run.wait.inFlight] = [true, run.wait.inFlight + 1];
+			run.checking = true;
+			run.wait.inFlight++;
 			if (run.wait.rotating && run.role === 'probe') {
 				run.wait.rotationAt = now + this.gap(run.wait, now - run.bornAt, PROBE_SHARE);
 				run.wait.oldestTurn = !run.wait.oldestTurn;
 			}
-			if (maxWaitReached(run, now) !== 'no') run.lastCheckAt ??= now;
+			if (maxWaitReached(run, now) !== 'no') run.maxWaitCheckAt ??= now;
 			checks.push(run);
 			inFlight++;
 		}
 		const later = due.filter(({ run }) => !run.checking).map(({ at }) => at);
-		const readListUntil = readList ? now + longest : undefined;
+		// A hint older than the Longest Check Interval is of no use to any wait.
+		const readListUntil = readList ? now + this.longestInterval() : undefined;
 		return { checks, readListUntil, wakeAt: Math.min(readList ? Infinity : listAt, ...later) };
 	}
 
 	/** A check's answer. */
 	answered(run: Run, answer: Answer, now: number): void {
 		this.released(run);
-		const namedInFlight = run.namedInFlight;
+		const { namedInFlight, completedListed } = run;
 		run.namedInFlight = undefined;
 		if (answer.kind === 'replaced') {
 			run.triggerRunId ??= run.runId;
-			return void ([run.runId, run.notFoundSince, run.soonAt] = [answer.runId, undefined, now]);
+			run.runId = answer.runId;
+			run.notFoundSince = undefined;
+			run.soonAt = now;
+			return;
 		}
 		for (const at of [answer.run?.startedOn, answer.run?.completedOn].map(timeOf))
 			if (Number.isFinite(at)) this.apiAhead = Math.max(this.apiAhead ?? -Infinity, at - now);
@@ -261,25 +267,25 @@ export class Policy {
 			run.outcome = answer.outcome;
 			const final = FINAL_STATUSES.includes(String(answer.run?.status));
 			if (final) this.learn(run, now);
-			return this.finished(run, now, final);
-		}
-		if (!answer.run) {
+			this.finished(run, now, final);
+		} else if (!answer.run) {
 			run.notFoundSince ??= now;
-			return void (run.soonAt = now + run.wait.settings.initialPollIntervalMs);
-		}
-		const completedListed = run.completedListed;
-		[run.notFoundSince, run.soonAt] = [undefined, undefined];
-		this.placeByStart(run);
-		this.pending(run, now);
-		// An event listed its end while this check was out: its pending answer is older than that.
-		if (namedInFlight) {
-			run.soonAt = now;
-			run.completedListed = completedListed;
+			run.soonAt = now + run.wait.settings.initialPollIntervalMs;
+		} else {
+			run.notFoundSince = undefined;
+			run.soonAt = undefined;
+			this.placeByStart(run);
+			this.pending(run, now);
+			// An event listed its end while this check was out: its pending answer is older than that.
+			if (namedInFlight) {
+				run.soonAt = now;
+				run.completedListed = completedListed;
+			}
 		}
 	}
 
-	/** A run ended at its Max Wait Time with no answer to its last read: done, as if so answered. */
-	timedOut(run: Run, outcome: WaitOutcome, now: number): void {
+	/** A run's Max Wait Time passed with no answer to its last read: done, as if so answered. */
+	maxWaitPassed(run: Run, outcome: WaitOutcome, now: number): void {
 		run.outcome = outcome;
 		this.finished(run, now, false);
 	}
@@ -291,13 +297,16 @@ export class Policy {
 
 	/** A check ended without an answer (its wait ended, or it was cut off at its Max Wait Time). */
 	released(run: Run): void {
-		[run.checking, run.wait.inFlight] = [false, run.wait.inFlight - 1];
+		run.checking = false;
+		run.wait.inFlight--;
 	}
 
 	/** What a read of the event list returned (undefined: nothing; `failed`: the list's fault). */
 	listRead(events: IDataObject[] | undefined, now: number, failed = !events): void {
-		const [startedAt, previousRead] = [this.readingSince ?? now, this.readFrom];
-		[this.readingSince, this.readSentAt] = [undefined, undefined];
+		const startedAt = this.readingSince ?? now;
+		const previousRead = this.readFrom;
+		this.readingSince = undefined;
+		this.readSentAt = undefined;
 		this.failures = failed ? this.failures + 1 : 0;
 		if (failed) this.failedAt = now;
 		if (!events) return;
@@ -305,28 +314,38 @@ export class Policy {
 		const anchoring = !this.list.anchored;
 		const fresh = takeListRead(this.list, events);
 		this.readFrom = startedAt;
-		const runs = [...this.waits].flatMap(pendingRuns);
 		// Each id's runs: executions may wait on one run (Run → Wait for Completion) at once.
 		const pending = new Map<string, Run[]>();
-		for (const run of runs) {
+		for (const run of [...this.waits].flatMap(pendingRuns)) {
 			const id = lower(run.runId);
-			if (!pending.has(id)) pending.set(id, []);
-			pending.get(id)!.push(run);
+			pending.set(id, [...(pending.get(id) ?? []), run]);
 		}
-		if (anchoring) return this.firstLook(events, pending, startedAt, now);
+		const runsOf = (ids: string[]) => ids.flatMap((id) => pending.get(id) ?? []);
+		if (anchoring) {
+			// It looks too: an event on its pages (the list's first and last) naming a run of ours is
+			// that run's end. (One on a page between is not seen: that run is read by itself, as late
+			// as a run the list looks at.)
+			this.lookedFrom = startedAt;
+			for (const event of events.filter(isRunEvent))
+				for (const run of runsOf(idsIn(event.data))) {
+					this.nameRun(run, event, now);
+					this.namesRuns = true;
+					this.evidence = [];
+				}
+			return;
+		}
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
 		let unnamed = 0;
 		for (const [id, at] of this.endsListed) if (at < now - LOOKBACK_MS) this.endsListed.delete(id);
-		for (const event of fresh.filter((candidate) => /^run\./.test(String(candidate.type)))) {
+		for (const event of fresh.filter(isRunEvent)) {
 			const ours = idsIn(event.data).filter((id) => known.has(id));
 			for (const id of idsIn(event.data)) if (!known.has(id)) this.endsListed.set(id, now);
 			if (ours.length === 0) unnamed++;
-			else [this.namesRuns, this.evidence] = [true, []];
-			for (const run of ours.flatMap((id) => pending.get(id) ?? [])) {
-				[run.named, run.soonAt] = [true, run.checking ? run.soonAt : now];
-				run.namedInFlight ||= run.checking;
-				run.completedListed ||= event.type === 'run.completed';
+			else {
+				this.namesRuns = true;
+				this.evidence = [];
 			}
+			for (const run of runsOf(ours)) this.nameRun(run, event, now);
 		}
 		// A read with no end it cannot place is a look at every run. Run events that name no run of
 		// ours, while naming is unknown, are that many ended runs: tried oldest first.
@@ -339,33 +358,33 @@ export class Policy {
 		// LIST_LAG_MS after it: an event may be listed a little after its run ends.
 		const missedBefore = Math.min(previousRead, startedAt - LIST_LAG_MS);
 		const missed = this.evidence.filter((entry) => entry.seenAt < missedBefore).length;
-		[this.evidence, this.misses] = [this.evidence.slice(missed), this.misses + missed];
-		if (this.misses >= LIST_MISSES && this.namesRuns === undefined)
-			[this.namesRuns, this.evidence] = [false, []];
+		this.evidence = this.evidence.slice(missed);
+		this.misses += missed;
+		if (this.misses >= LIST_MISSES && this.namesRuns === undefined) {
+			this.namesRuns = false;
+			this.evidence = [];
+		}
 	}
 
-	/**
-	 * The first read finds where the list ends, and looks too: an event on its pages (the list's
-	 * first and last) naming a run of ours is that run's end. (One on a page between is not seen:
-	 * that run is read by itself, as late as a run the list looks at.)
-	 */
-	private firstLook(events: IDataObject[], pending: Map<string, Run[]>, at: number, now: number) {
-		this.lookedFrom = at;
-		for (const event of events.filter((candidate) => /^run\./.test(String(candidate.type))))
-			for (const run of idsIn(event.data).flatMap((id) => pending.get(id) ?? [])) {
-				[run.named, run.soonAt, this.namesRuns] = [true, run.checking ? run.soonAt : now, true];
-				run.namedInFlight ||= run.checking;
-				run.completedListed ||= event.type === 'run.completed';
-				this.evidence = [];
-			}
+	/** An event named the run, its end: it is read at once, or again once its check out answers. */
+	private nameRun(run: Run, event: IDataObject, now: number): void {
+		run.named = true;
+		if (run.checking) run.namedInFlight = true;
+		else run.soonAt = now;
+		run.completedListed ||= event.type === 'run.completed';
 	}
 
 	/** After LIST_MISSES failed reads in a row the list rests a Longest Check Interval, twice as
 	 * long after each further failure (up to LIST_MISSES times): a lost scope may come back. */
 	private listPaused(now: number): boolean {
 		if (this.failures < LIST_MISSES) return false;
-		const longest = Math.max(0, ...[...this.waits].map((wait) => wait.settings.maxPollIntervalMs));
-		return now < this.failedAt + longest * 2 ** Math.min(this.failures - LIST_MISSES, LIST_MISSES);
+		const doublings = Math.min(this.failures - LIST_MISSES, LIST_MISSES);
+		return now < this.failedAt + this.longestInterval() * 2 ** doublings;
+	}
+
+	/** The longest Longest Check Interval of the waits. */
+	private longestInterval(): number {
+		return Math.max(0, ...[...this.waits].map((wait) => wait.settings.maxPollIntervalMs));
 	}
 
 	/** What this process learned of a workflow's run lengths, on our clock. */
@@ -385,11 +404,10 @@ export class Policy {
 
 	/** Runs of one-run waits the list may stand in for: not named, not 404, of no known length. */
 	private listCandidates(): Run[] {
-		const lookable = ({ named, notFoundSince, expectedAge, soonAt }: Run) =>
-			!named && notFoundSince === undefined && expectedAge === undefined && soonAt === undefined;
-		return [...this.waits].flatMap((wait) =>
-			wait.runs.length > 1 ? [] : pendingRuns(wait).filter(lookable),
-		);
+		const lookable = ({ named, notFoundSince, oneLength, soonAt }: Run) =>
+			!named && notFoundSince === undefined && !oneLength && soonAt === undefined;
+		const alone = [...this.waits].filter((wait) => wait.runs.length < 2);
+		return alone.flatMap(pendingRuns).filter(lookable);
 	}
 
 	/** How a run's looks are measured: from its workflow's shortest run seen on, at its share of
@@ -462,12 +480,17 @@ export class Policy {
 
 	/** A read found the run not final. */
 	private pending(run: Run, now: number): void {
-		[run.readAge, run.linedUpAge, run.completedListed] = [now - run.bornAt, undefined, false];
-		if (run.role === 'swept') [run.role, run.dueAt] = ['later', undefined];
+		run.readAge = now - run.bornAt;
+		run.linedUpAge = undefined;
+		run.completedListed = false;
+		if (run.role === 'swept') {
+			run.role = 'later';
+			run.dueAt = undefined;
+		}
 		if (run.role === 'probe' && run.dueAt !== undefined && run.dueAt <= now) run.dueAt = undefined;
 		if (run.role === 'probe' && !run.wait.rotating) {
 			// Just past where its workflow's runs end, the closer share of a probe.
-			const nearEnd = run.readAge < (run.expectedAge ?? -Infinity) * ONE_LENGTH;
+			const nearEnd = run.oneLength && run.readAge < run.firstAge * ONE_LENGTH;
 			const share = nearEnd || run.wait.runs.length > 1 ? PROBE_SHARE : RUN_SHARE;
 			const gap = this.gap(run.wait, run.readAge, share);
 			run.dueAt = Math.max(now + gap, run.bornAt + run.firstAge);
@@ -503,7 +526,8 @@ export class Policy {
 		const pool = pendingRuns(wait).sort(byAge);
 		if (pool.length === 0 || pool.some((run) => run.role !== 'later')) return;
 		for (const run of pool) run.role = 'waiting';
-		[wait.rotating, wait.rotationAt] = [pool.length > PROBES, now];
+		wait.rotating = pool.length > PROBES;
+		wait.rotationAt = now;
 		const count = Math.min(PROBES, pool.length);
 		const middle = (part: number) => Math.floor(((2 * part + 1) * pool.length) / (2 * count));
 		const picks = new Set(Array.from({ length: count }, (_, part) => middle(part)));
@@ -528,7 +552,8 @@ export class Policy {
 			const older = wait.probes.filter(counts);
 			if (older.some((probe) => probe.doneAge === undefined)) break;
 			const age = Math.max(run.firstAge, ...older.map((probe) => probe.doneAge!));
-			[run.role, run.dueAt] = ['swept', Math.max(now, run.bornAt + age)];
+			run.role = 'swept';
+			run.dueAt = Math.max(now, run.bornAt + age);
 		}
 	}
 
@@ -551,7 +576,8 @@ export class Policy {
 	/** A run's length from its submission (`startedOn`, by id) to its end, on the API's clock. */
 	private learn(run: Run, now: number): void {
 		const answer = run.lastAnswer ?? {};
-		const [started, completed] = [timeOf(answer.startedOn), timeOf(answer.completedOn)];
+		const started = timeOf(answer.startedOn);
+		const completed = timeOf(answer.completedOn);
 		const ahead = this.apiAhead ?? 0;
 		const submitted = run.target.submittedAt === undefined ? started - ahead : run.bornAt;
 		const kept = completed - submitted;
@@ -567,7 +593,7 @@ export class Policy {
 		for (const other of this.listCandidates().filter((c) => workflowOf(c) === key && !c.checking)) {
 			const firstAge = firstAgeOf(other.wait.settings, taught!.longest);
 			if (now - other.bornAt < firstAge)
-				Object.assign(other, { firstAge, expectedAge: firstAge, dueAt: other.bornAt + firstAge });
+				Object.assign(other, { firstAge, oneLength: true, dueAt: other.bornAt + firstAge });
 		}
 	}
 }

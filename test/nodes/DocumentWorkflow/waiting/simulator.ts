@@ -429,9 +429,9 @@ export class SimProcess {
 				][1] as IDataObject,
 			(body) => {
 				// As check.ts: not final is pending, unless its Max Wait Time has come.
-				const limitAt = maxWaitEnd(run);
+				const passed = this.sim.now >= maxWaitEnd(run);
 				if (!FINAL_STATUSES.includes(String(body.status)))
-					return answered(body, this.sim.now >= limitAt ? 'done' : 'pending');
+					return answered(body, passed ? 'done' : 'pending');
 				if (!run.wait.settings.includeOutput) {
 					sim.outputReadAt ??= this.sim.now - this.sim.latency / 2;
 					return answered(body, 'done');
@@ -484,7 +484,7 @@ export class SimProcess {
 		for (const [wait, ended] of this.executions) {
 			for (const run of wait.runs)
 				if (maxWaitReached(run, sim.now) === 'passed' && !run.outcome)
-					this.policy.timedOut(run, { itemIndex: 0, item: { json: {} } }, sim.now);
+					this.policy.maxWaitPassed(run, { itemIndex: 0, item: { json: {} } }, sim.now);
 			if (this.open.has(wait) || wait.runs.some((run) => !run.outcome) || wait.inFlight > 0)
 				continue;
 			this.policy.waits.delete(wait);
