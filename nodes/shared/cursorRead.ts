@@ -47,9 +47,9 @@ const pageOrNone = async (read: PageReader, query: EventQuery): Promise<EventPag
 		return { events: [], count: 0, pages: 0, listed: 0, full: false, apiTimeMs: NaN };
 	});
 
-/** How many of `ids` (listed after `after` before, ascending) are in place through page `page`.
- * The list only grows: an id still at its place k has just `ids[0..k)` below it, so the pages
- * before hold theirs; if the page's first id moved, that is assumed (`countInPlace` checks it). */
+/** How many of the known `ids` (ascending) are still in place in the list after `after`, through
+ * page `page`. The list only grows: an id still at place k has just `ids[0..k)` below it, so all
+ * before it are in place; if the page's first moved, the pages before are taken as in place. */
 async function inPlaceUpTo(ask: PageReader, after: string | null, ids: string[], page: number) {
 	const answer = await pageOrNone(ask, { after, page });
 	const first = (page - 1) * MAX_PAGE_SIZE; // the place of the page's first entry
@@ -99,8 +99,8 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 						if (matches(options.filter, event)) events.push(event);
 					}
 				}
-				// A page only of id-less entries (dropped) moves no `after`: while `count` shows more than
-				// those since `after` (`idless` full pages of `size`, then this), ask by page number.
+				// A page only of id-less entries (dropped) moves no `after`: ask the next by number while
+				// `count` exceeds the entries since `after`: `idless` full pages of `size`, and this one.
 				idless = !page.events.length && page.count > idless * size + page.listed ? idless + 1 : 0;
 				atEnd = !idless && (!page.events.length || !(page.full || page.count > page.listed));
 			}
@@ -117,9 +117,9 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		const hinted = await inPlaceUpTo(ask, cursor.after, ids, Math.ceil(upTo / MAX_PAGE_SIZE));
 		// Events listed before were created before the API's now: a clock also without a `Date`.
 		const sinceMs = Math.max(apiNowOf(hinted.answer), cursor.listed[ids.at(-1)!] ?? -Infinity);
-		const countable = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS; // else none is in place
+		const countable = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS; // else none counts as in place
 		let counted = countable ? hinted : undefined; // the page whose count is the answer
-		// Short of `upTo`: binary search for the first page not whole (whole ones prove those before).
+		// Short of `upTo`: binary search for the first page not whole; whole ones prove those before.
 		for (let low = 1, high = counted && counted.inPlace < upTo ? hinted.page : 1; low < high; ) {
 			const middle = Math.floor((low + high) / 2);
 			const probe = await inPlaceUpTo(ask, cursor.after, ids, middle);
@@ -146,20 +146,20 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		else if (ids.length < 2 * MAX_PAGE_SIZE) complete = await readFrom(cursor.after);
 		else {
 			const { from, sinceMs } = await countInPlace(ids, cursor.resume);
-			// Look back in 3 steps. 1: in half the time, over the ids old enough for `after` to pass
-			// (`listed` shrinks while catching up; none: no request).
+			// The look back over known ids, in 3 steps. 1: in half the time, over the ids old enough for
+			// `after` to pass (`listed` shrinks while catching up; none: no request).
 			const limit = sinceMs - options.overlapMs;
 			const old = ids.filter((id) => id > (from ?? '') && (cursor.listed[id] ?? Infinity) < limit);
 			const half = (Date.now() + options.until) / 2;
 			const oldToEnd = await readFrom(from, { sinceMs, goOver: old.length, until: half });
 			// 2: the new events first (Max Events per Poll goes to them), unless 1 reached the end or
-			// 3 starts within three pages of the newest known id (3 reads them then).
-			const restFrom = (next.after ?? '') > (from ?? '') ? next.after : from; // 1 moved `after`?
+			// 3, from where 1 left `after`, starts within three pages of the newest known id.
+			const restFrom = (next.after ?? '') > (from ?? '') ? next.after : from;
 			const near = ids.length - ids.indexOf(restFrom ?? '') <= 3 * MAX_PAGE_SIZE;
-			const newToEnd = oldToEnd || near || (await readFrom(newest));
-			// 3: the rest, once 2 reached the end; cut short of it, the next read counts from its stop.
-			complete = oldToEnd || (newToEnd && (await readFrom(restFrom, { sinceMs })));
-			const cut = newToEnd && !complete && (stoppedAt ?? '') < (newest ?? '');
+			const newCovered = oldToEnd || near || (await readFrom(newest));
+			// 3: the rest, once no new event waits; cut short of the newest known id, `resume` is its stop.
+			complete = oldToEnd || (newCovered && (await readFrom(restFrom, { sinceMs })));
+			const cut = newCovered && !complete && (stoppedAt ?? '') < (newest ?? '');
 			next.resume = cut ? (stoppedAt ?? undefined) : undefined;
 		}
 	} catch (error) {

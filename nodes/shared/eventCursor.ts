@@ -78,7 +78,7 @@ export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
 type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkflowStaticData'>;
 
 /** The node's cursor (never another node's or workflow's), or undefined: start afresh. n8n saves
- * it by name with the copy; durable mode: by id, after the copy, with the execution, if ever. */
+ * its own by name with the copy (durable mode: by id, after it, with the execution if ever). */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const [{ id: nodeId, name }, { id: workflowId }] = [ctx.getNode(), ctx.getWorkflow()];
 	const ifOurs = (raw: unknown) => {
