@@ -27,7 +27,7 @@ export interface ReadOptions {
 	recheck: boolean; // also go over what was read before, for events listed late (every poll)
 }
 
-type Stretch = { sinceMs?: number; known?: number; until?: number };
+type ReadBounds = { sinceMs?: number; goOver?: number; until?: number };
 
 /** New events of the chosen types (lowest id first) and the `cursor` to store with them, or not at
  * all; `complete`: it reached the list's end; `failure`: what stopped it, after what it read. */
@@ -47,13 +47,14 @@ const pageOrNone = async (read: PageReader, query: EventQuery): Promise<EventPag
 		return { events: [], count: 0, pages: 0, listed: 0, full: false, apiTimeMs: NaN };
 	});
 
-/** Counting instead of reading: how many of `ids` are in place through page `page` after `after`,
- * given the pages before hold theirs; all, exactly when no event entered before them. */
-async function inPlace(ask: PageReader, after: string | null, ids: string[], page: number) {
+/** How many of the known `ids` (ascending) are still in place in the list after `after`, through
+ * page `page`. The list only grows: an id still at place k has just `ids[0..k)` below it, so all
+ * before it are in place; if the page's first moved, the pages before are taken as in place. */
+async function inPlaceUpTo(ask: PageReader, after: string | null, ids: string[], page: number) {
 	const answer = await pageOrNone(ask, { after, page });
-	const first = (page - 1) * MAX_PAGE_SIZE;
-	const off = answer.events.findIndex((event, i) => idOf(event) !== ids[first + i]);
-	return { answer, number: page, count: first + (off < 0 ? answer.events.length : off) };
+	const first = (page - 1) * MAX_PAGE_SIZE; // the place of the page's first entry
+	const moved = answer.events.findIndex((event, i) => idOf(event) !== ids[first + i]);
+	return { answer, page, inPlace: first + (moved < 0 ? answer.events.length : moved) };
 }
 
 /** The events after the cursor not done yet, and its next state; with `recheck`, also those listed
@@ -69,24 +70,24 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		return page;
 	};
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
-	// The rest of the page counting stopped in: a `forward` from `from` starts with it, asking less.
-	let entered: { from: string | null; page: EventPage } | undefined;
-	let reached: string | null = null; // where the last `forward` stopped
-	// Reads by key from `from` to the list's end (true), to `until`, or past `known` ids done before;
-	// with `sinceMs` (all up to `from` was in place then), `after` moves over what it read.
-	const forward = async (from: string | null, stretch: Stretch = {}) => {
-		const { known = Infinity, until = options.until } = stretch;
-		let [after, done, sinceMs, goneOver, idless] = [from, false, stretch.sinceMs, 0, 0];
+	// What followed `from` on the page a count stopped in: `readFrom(from)` starts with it.
+	let leftover: { from: string | null; page: EventPage } | undefined;
+	let stoppedAt: string | null = null; // where the last `readFrom` stopped
+	// Reads by key after `from`: to the list's end (true), `until`, or past `goOver` done ids; with
+	// `sinceMs` (all up to `from` done then), moves `after` over what it read, also on a failure.
+	const readFrom = async (from: string | null, bounds: ReadBounds = {}) => {
+		const { goOver = Infinity, until = options.until } = bounds;
+		let [after, atEnd, sinceMs, goneOver, idless] = [from, false, bounds.sinceMs, 0, 0];
 		try {
-			for (let pages = 0; !done && goneOver < known; pages++) {
+			for (let pages = 0; !atEnd && goneOver < goOver; pages++) {
 				const room = options.maxEvents - added;
 				if (room <= 0 || (requests > 0 && Date.now() >= until)) break;
-				const kept = pages === 0 && entered?.from === from ? entered.page : undefined;
-				if (kept) entered = undefined;
+				const kept = pages === 0 && leftover?.from === from ? leftover.page : undefined;
+				if (kept) leftover = undefined;
 				const size = Math.min(MAX_PAGE_SIZE, room);
 				const query = { after, page: 1 + idless, pageSize: size };
 				const page = kept && kept.events.length <= room ? kept : await ask(query);
-				if (pages === 0 && from === cursor.after) sinceMs ??= apiNowOf(page);
+				if (pages === 0 && from === cursor.after) sinceMs ??= apiNowOf(page); // all up to it done
 				for (const event of page.events) {
 					const id = idOf(event);
 					if (after !== null && id <= after) continue;
@@ -98,66 +99,68 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 						if (matches(options.filter, event)) events.push(event);
 					}
 				}
-				// Pages only of entries without an id (dropped) move no `after`: ask the next by number.
+				// A page only of id-less entries (dropped) moves no `after`: ask the next by number while
+				// `count` exceeds the entries since `after`: `idless` full pages of `size`, and this one.
 				idless = !page.events.length && page.count > idless * size + page.listed ? idless + 1 : 0;
-				done = !idless && (page.events.length === 0 || !(page.full || page.count > page.listed));
+				atEnd = !idless && (!page.events.length || !(page.full || page.count > page.listed));
 			}
 		} finally {
-			reached = after;
-			if (sinceMs !== undefined && (done || after !== from))
-				next = moveAfter(next, done ? null : after, sinceMs - options.overlapMs);
+			stoppedAt = after;
+			if (sinceMs !== undefined && (atEnd || after !== from))
+				next = moveAfter(next, atEnd ? null : after, sinceMs - options.overlapMs);
 		}
-		return done;
+		return atEnd;
 	};
-	// Where the known ids stop being in place: the last page (or `hint`'s, where a cut look back
-	// stopped) if all are, else by a binary search; `after` moves over them, the rest is `entered`.
-	const count = async (ids: string[], hint = '') => {
-		const target = ids.filter((id) => id <= hint).length || ids.length;
-		const first = Math.ceil(target / MAX_PAGE_SIZE); // the page holding the hint, or the last
-		const asked = await inPlace(ask, cursor.after, ids, first);
+	// How far the known `ids` are still in place: `after` moves over them; reads go on from the last.
+	const countInPlace = async (ids: string[], hint = '') => {
+		const upTo = ids.filter((id) => id <= hint).length || ids.length; // through `hint`, else all
+		const hinted = await inPlaceUpTo(ask, cursor.after, ids, Math.ceil(upTo / MAX_PAGE_SIZE));
 		// Events listed before were created before the API's now: a clock also without a `Date`.
-		const sinceMs = Math.max(apiNowOf(asked.answer), cursor.listed[ids.at(-1)!] ?? -Infinity);
-		let off = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS ? asked : undefined;
-		for (let low = 1, high = off && off.count < target ? first : 1; low < high; ) {
+		const sinceMs = Math.max(apiNowOf(hinted.answer), cursor.listed[ids.at(-1)!] ?? -Infinity);
+		const countable = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS; // else none counts as in place
+		let counted = countable ? hinted : undefined; // the page whose count is the answer
+		// Short of `upTo`: binary search for the first page not whole; whole ones prove those before.
+		for (let low = 1, high = counted && counted.inPlace < upTo ? hinted.page : 1; low < high; ) {
 			const middle = Math.floor((low + high) / 2);
-			const probe = await inPlace(ask, cursor.after, ids, middle);
-			if (probe.count === middle * MAX_PAGE_SIZE) low = middle + 1;
-			else [high, off] = [middle, probe];
+			const probe = await inPlaceUpTo(ask, cursor.after, ids, middle);
+			if (probe.inPlace === middle * MAX_PAGE_SIZE) low = middle + 1;
+			else [high, counted] = [middle, probe];
 		}
-		const inOrder = off?.count ?? 0;
-		const from = inOrder > 0 ? ids[inOrder - 1] : cursor.after;
-		if (off) {
-			// The rest of the page is the list after `from` (kept if not empty, or at the list's end).
-			const [answer, before] = [off.answer, inOrder - (off.number - 1) * MAX_PAGE_SIZE];
-			const [count, listed] = [answer.count - inOrder, answer.listed - before];
-			const rest = { ...answer, events: answer.events.slice(before), count, listed };
-			if (rest.events.length || (answer.listed && count <= listed)) entered = { from, page: rest };
+		const inPlace = counted?.inPlace ?? 0;
+		const from = inPlace > 0 ? ids[inPlace - 1] : cursor.after;
+		if (counted) {
+			// The rest of the page is the list after `from`: kept if not empty, or at the list's end.
+			const [page, onPage] = [counted.answer, inPlace - (counted.page - 1) * MAX_PAGE_SIZE];
+			const [count, listed] = [page.count - inPlace, page.listed - onPage];
+			const rest = { ...page, events: page.events.slice(onPage), count, listed };
+			if (rest.events.length || (page.listed && count <= listed)) leftover = { from, page: rest };
 		}
-		if (inOrder > 0) next = moveAfter(next, from, sinceMs - options.overlapMs);
+		if (inPlace > 0) next = moveAfter(next, from, sinceMs - options.overlapMs);
 		return { from, sinceMs };
 	};
 	try {
 		const ids = Object.keys(cursor.listed).sort(); // all after `after`
 		const newest = ids.at(-1) ?? cursor.after;
-		if (!options.recheck) complete = await forward(newest);
+		if (!options.recheck) complete = await readFrom(newest);
 		// Up to two pages of known ids, reading costs no more than counting and reading past them.
-		else if (ids.length < 2 * MAX_PAGE_SIZE) complete = await forward(cursor.after);
+		else if (ids.length < 2 * MAX_PAGE_SIZE) complete = await readFrom(cursor.after);
 		else {
-			const { from, sinceMs } = await count(ids, cursor.resume);
-			// 1. Within half the time, over the ids old enough for `after` to pass (`listed` shrinks).
+			const { from, sinceMs } = await countInPlace(ids, cursor.resume);
+			// The look back over known ids, in 3 steps. 1: in half the time, over the ids old enough for
+			// `after` to pass (`listed` shrinks while catching up; none: no request).
 			const limit = sinceMs - options.overlapMs;
 			const old = ids.filter((id) => id > (from ?? '') && (cursor.listed[id] ?? Infinity) < limit);
 			const half = (Date.now() + options.until) / 2;
-			const ended = await forward(from, { sinceMs, known: old.length, until: half }); // 0: no ask
-			// 2. New events past the newest known id, unless 1 reached the end or 3 starts within three
-			// pages of it (3 reads them then); 3. the rest of the look back, no new event behind it.
-			const lookBackFrom = (next.after ?? '') > (from ?? '') ? next.after : from;
-			const near = ids.length - ids.indexOf(lookBackFrom ?? '') <= 3 * MAX_PAGE_SIZE;
-			const newRead = ended || near || (await forward(newest));
-			complete = ended || (newRead && (await forward(lookBackFrom, { sinceMs })));
-			// A look back cut before the newest known id: the next read counts from where it stopped.
-			const cut = newRead && !complete && (reached ?? '') < (newest ?? '');
-			next.resume = cut ? (reached ?? undefined) : undefined;
+			const oldToEnd = await readFrom(from, { sinceMs, goOver: old.length, until: half });
+			// 2: the new events first (Max Events per Poll goes to them), unless 1 reached the end or
+			// 3, from where 1 left `after`, starts within three pages of the newest known id.
+			const restFrom = (next.after ?? '') > (from ?? '') ? next.after : from;
+			const near = ids.length - ids.indexOf(restFrom ?? '') <= 3 * MAX_PAGE_SIZE;
+			const newCovered = oldToEnd || near || (await readFrom(newest));
+			// 3: the rest, once no new event waits; cut short of the newest known id, `resume` is its stop.
+			complete = oldToEnd || (newCovered && (await readFrom(restFrom, { sinceMs })));
+			const cut = newCovered && !complete && (stoppedAt ?? '') < (newest ?? '');
+			next.resume = cut ? (stoppedAt ?? undefined) : undefined;
 		}
 	} catch (error) {
 		failure = error as Error;

@@ -77,12 +77,11 @@ export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
 
 type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkflowStaticData'>;
 
-/** The node's cursor (never another node's or workflow's), or undefined: start afresh. n8n keeps
- * it by name (durable: by id, on commit, after the copy); the copy stands in, missing or older. */
+/** The node's cursor (never another node's or workflow's), or undefined: start afresh. n8n saves
+ * its own by name with the copy (durable mode: by id, after it, with the execution if ever). */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
-	const { id: nodeId, name } = ctx.getNode();
-	const workflowId = ctx.getWorkflow().id;
-	const ours = (raw: unknown) => {
+	const [{ id: nodeId, name }, { id: workflowId }] = [ctx.getNode(), ctx.getWorkflow()];
+	const ifOurs = (raw: unknown) => {
 		// Saved by version 0.1 (`v: 1`): its `after`, and the ids it emitted since as the listed ones.
 		if (isObject(raw) && raw.v === 1 && isObject(raw.seen))
 			raw = { ...raw, v: 2, workflowId, nodeId: raw.owner ?? nodeId, listed: raw.seen };
@@ -90,11 +89,13 @@ export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 		const stored = JSON.parse(JSON.stringify({ nodeName: name, ...raw })) as StoredCursor;
 		return stored.nodeId === nodeId && stored.workflowId === workflowId ? stored : undefined;
 	};
-	const own = ours(ctx.getWorkflowStaticData('node')[CURSOR_KEY]);
+	const own = ifOurs(ctx.getWorkflowStaticData('node')[CURSOR_KEY]);
 	const copies = ctx.getWorkflowStaticData('global')[COPIES_KEY];
-	const copy = ours(isObject(copies) ? copies[nodeId] : undefined);
+	const copy = ifOurs(isObject(copies) ? copies[nodeId] : undefined);
 	if (!own && copy) {
-		// Same name: no commit of n8n's landed yet, so `base`; renamed: the copy is the newest.
+		// The node has none. Copy saved under this name: n8n (durable) committed none yet, so no poll
+		// since `base`, where they began, started an execution: back there. Under another name: a
+		// rename left n8n's under that one; the copy is newest. Both keep `base` (poll.ts saves it).
 		const { after, afterCreatedOnMs, listed } = copy.base ?? copy;
 		const base = { after, afterCreatedOnMs, listed };
 		return copy.nodeName === name ? { ...copy, ...base, base } : { ...copy, base };
