@@ -30,9 +30,8 @@ export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
 interface Delivery extends Held {
 	events: IDataObject[];
-	/** Started the read in flight, joined it (`wake` ends that wait), asleep until its next read, or
-	 * let go asleep (it leaves as it wakes). */
-	state: 'reading' | 'joined' | 'asleep' | 'leaving';
+	/** Started the read in flight, joined it, or asleep until its next read; `wake` ends a wait. */
+	state: 'reading' | 'joined' | 'asleep';
 	wake: () => void;
 }
 
@@ -125,7 +124,7 @@ export class WebhookReaders {
 		// Until a read lets it go: start the read that is due; leave once its hold is over (or no read
 		// is wanted); else wait, for the read in flight (joined) or its next (asleep), within the hold.
 		try {
-			while (trigger.held.has(delivery) && delivery.state !== 'leaving') {
+			while (trigger.held.has(delivery)) {
 				const due = nextReadAt(trigger.timing, owed.size) ?? Infinity;
 				const until = waitsUntil(delivery, due, !!trigger.read);
 				if (!trigger.read && due <= Date.now()) {
@@ -187,14 +186,15 @@ export class WebhookReaders {
 		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
 		// For every delivery held (those that came during it too): who carries the events, who stays
-		// till when, who leaves; one asleep that is let go leaves (still counted) as it wakes.
-		const waiting = [...trigger.held].filter((d) => d.state !== 'leaving');
+		// till when, who leaves: at once, one asleep too (woken), its place free for a newcomer.
+		const waiting = [...trigger.held];
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;
 		for (const [delivery, holdUntil] of staying) delivery.holdUntil = holdUntil;
-		for (const d of waiting.filter((w) => !staying.has(w)))
-			if (d.state === 'asleep') d.state = 'leaving';
-			else trigger.held.delete(d);
+		for (const d of waiting.filter((w) => !staying.has(w))) {
+			trigger.held.delete(d);
+			d.wake();
+		}
 		// Logged at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];
