@@ -130,14 +130,15 @@ export class WebhookReaders {
 				if (!trigger.read && due <= Date.now()) {
 					// Open until the read ends: its context reads, and what it finds has a carrier.
 					delivery.state = 'reading';
-					trigger.read = this.readOnce(trigger, settings, ctx);
-					await trigger.read.finally(() => (trigger.read = undefined));
+					// Those joining it await this same promise: they run on with `read` already unset.
+					const read = this.readOnce(trigger, settings, ctx);
+					await (trigger.read = read.finally(() => (trigger.read = undefined)));
 				} else if (until <= Date.now() || (!trigger.read && due === Infinity)) break;
 				else {
 					delivery.state = trigger.read ? 'joined' : 'asleep';
 					const timer = new AbortController(); // aborted as the wait ends: no timer outlives it
-					const held = sleep(until - Date.now(), timer.signal).catch(() => {});
-					await Promise.race([trigger.read ?? held, woken, held]).finally(() => timer.abort());
+					const timeUp = sleep(until - Date.now(), timer.signal).catch(() => {});
+					await Promise.race([trigger.read ?? timeUp, woken, timeUp]).finally(() => timer.abort());
 				}
 			}
 		} finally {
