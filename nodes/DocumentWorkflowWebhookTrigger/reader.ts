@@ -109,10 +109,11 @@ export class WebhookReaders {
 		for (const id of rung) owed.set(id, now);
 		for (const id of rung) trigger.rung.add(id);
 		// An id past the overlap window since its delivery will never be listed (but may have been
-		// since the last read: one more read); the map is bounded, the oldest let go first.
+		// since the last read: one more read); past the bound the oldest go, by age, not map order.
 		const owedBefore = owed.size;
-		for (const [id, at] of owed)
-			if (now - at > settings.overlapMs || owed.size > MAX_OWED) owed.delete(id);
+		for (const [id, at] of owed) if (now - at > settings.overlapMs) owed.delete(id);
+		const byAge = [...owed].sort(([, a], [, b]) => a - b);
+		for (const [id] of byAge.slice(0, Math.max(0, owed.size - MAX_OWED))) owed.delete(id);
 		if (rung.length > 0 || owed.size < owedBefore)
 			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
 		let wake = () => {};
