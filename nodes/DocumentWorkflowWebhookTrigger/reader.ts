@@ -30,9 +30,8 @@ export type TriggerSettings = Pick<ReadOptions, 'filter' | 'overlapMs'>;
 
 interface Delivery extends Held {
 	events: IDataObject[];
-	/** Started the read in flight, joined it (`wake` ends that wait), asleep until its next read, or
-	 * let go asleep (it leaves as it wakes). */
-	state: 'reading' | 'joined' | 'asleep' | 'leaving';
+	/** Started the read in flight, joined it, or asleep until its next read; `wake` ends a wait. */
+	state: 'reading' | 'joined' | 'asleep';
 	wake: () => void;
 }
 
@@ -110,10 +109,11 @@ export class WebhookReaders {
 		for (const id of rung) owed.set(id, now);
 		for (const id of rung) trigger.rung.add(id);
 		// An id past the overlap window since its delivery will never be listed (but may have been
-		// since the last read: one more read); the map is bounded, the oldest let go first.
+		// since the last read: one more read); past the bound the oldest go, by age, not map order.
 		const owedBefore = owed.size;
-		for (const [id, at] of owed)
-			if (now - at > settings.overlapMs || owed.size > MAX_OWED) owed.delete(id);
+		for (const [id, at] of owed) if (now - at > settings.overlapMs) owed.delete(id);
+		const byAge = [...owed].sort(([, a], [, b]) => a - b);
+		for (const [id] of byAge.slice(0, Math.max(0, owed.size - MAX_OWED))) owed.delete(id);
 		if (rung.length > 0 || owed.size < owedBefore)
 			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
 		let wake = () => {};
@@ -125,20 +125,21 @@ export class WebhookReaders {
 		// Until a read lets it go: start the read that is due; leave once its hold is over (or no read
 		// is wanted); else wait, for the read in flight (joined) or its next (asleep), within the hold.
 		try {
-			while (trigger.held.has(delivery) && delivery.state !== 'leaving') {
+			while (trigger.held.has(delivery)) {
 				const due = nextReadAt(trigger.timing, owed.size) ?? Infinity;
 				const until = waitsUntil(delivery, due, !!trigger.read);
 				if (!trigger.read && due <= Date.now()) {
 					// Open until the read ends: its context reads, and what it finds has a carrier.
 					delivery.state = 'reading';
-					trigger.read = this.readOnce(trigger, settings, ctx);
-					await trigger.read.finally(() => (trigger.read = undefined));
+					// Those joining it await this same promise: they run on with `read` already unset.
+					const read = this.readOnce(trigger, settings, ctx);
+					await (trigger.read = read.finally(() => (trigger.read = undefined)));
 				} else if (until <= Date.now() || (!trigger.read && due === Infinity)) break;
 				else {
 					delivery.state = trigger.read ? 'joined' : 'asleep';
 					const timer = new AbortController(); // aborted as the wait ends: no timer outlives it
-					const held = sleep(until - Date.now(), timer.signal).catch(() => {});
-					await Promise.race([trigger.read ?? held, woken, held]).finally(() => timer.abort());
+					const timeUp = sleep(until - Date.now(), timer.signal).catch(() => {});
+					await Promise.race([trigger.read ?? timeUp, woken, timeUp]).finally(() => timer.abort());
 				}
 			}
 		} finally {
@@ -187,14 +188,15 @@ export class WebhookReaders {
 		const [found, owed] = [!!read.events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
 		// For every delivery held (those that came during it too): who carries the events, who stays
-		// till when, who leaves; one asleep that is let go leaves (still counted) as it wakes.
-		const waiting = [...trigger.held].filter((d) => d.state !== 'leaving');
+		// till when, who leaves: at once, one asleep too (woken), its place free for a newcomer.
+		const waiting = [...trigger.held];
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
 		if (carrier && read.events) carrier.events = read.events;
 		for (const [delivery, holdUntil] of staying) delivery.holdUntil = holdUntil;
-		for (const d of waiting.filter((w) => !staying.has(w)))
-			if (d.state === 'asleep') d.state = 'leaving';
-			else trigger.held.delete(d);
+		for (const d of waiting.filter((w) => !staying.has(w))) {
+			trigger.held.delete(d);
+			d.wake();
+		}
 		// Logged at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];

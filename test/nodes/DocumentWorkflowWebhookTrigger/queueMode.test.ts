@@ -4,13 +4,16 @@
  * saved static data, loaded per request and saved whole after it. Nothing answered may be lost;
  * an event may start twice (once per process: the documented bound), never twice from one process,
  * and every item of both processes is the API's listed copy. How many events start twice is
- * measured (the real-n8n figure is the benchmark's `webhook-queue`).
+ * measured (the real-n8n figure is the benchmark's `webhook-queue`). Ids owed that one process
+ * got first and the other later are as old as their first delivery when the bound lets ids go.
  */
 import type { INodeType } from 'n8n-workflow';
 
+import { MAX_OWED } from '../../../nodes/DocumentWorkflowWebhookTrigger/reader';
+import { CURSOR_KEY } from '../../../nodes/shared/eventCursor';
 import { useSandbox } from '../../harness/sandbox';
 import { StaticDataStore, WebhookHost } from '../../harness/webhookHost';
-import { listedCopies } from './helpers';
+import { forgedId, listedCopies, wait } from './helpers';
 
 const env = useSandbox();
 
@@ -84,4 +87,40 @@ describe('Document Workflow Webhook Trigger: two webhook processes, every delive
 			await Promise.all([first.stop(), second.stop()]);
 		}
 	});
+});
+
+describe('Document Workflow Webhook Trigger: two webhook processes, each its own deliveries', () => {
+	test(`past ${MAX_OWED} ids owed, the oldest goes first, also one another process received first`, async () => {
+		const store = new StaticDataStore();
+		const shared = { credentials: env.credentials, store, nodeId: 'queue-trigger', typeVersion: 2 };
+		const first = await new WebhookHost(shared).start();
+		const second = await new WebhookHost({ ...shared, process: secondProcess() }).start();
+		const savedOwed = () =>
+			Object.keys(
+				(store.data[`node:${first.nodeName}`] as Record<string, { owed?: object }>)[CURSOR_KEY]
+					.owed ?? {},
+			);
+		try {
+			await first.activate();
+			// Ids of events not listed yet. The second process gets `old` first; the first gets `young`,
+			// then its own copy of `old`, which it owes from then, behind `young`.
+			const [old, young] = [forgedId(), forgedId()];
+			const posts = [second.post({ id: old })];
+			await wait(50);
+			posts.push(first.post({ id: young }));
+			await wait(50);
+			posts.push(first.post({ id: old }));
+			await Promise.all(posts);
+			// The second process saves `old` as it got it, first; the first process loads that.
+			await second.post({ id: forgedId() });
+			const flood = Array.from({ length: MAX_OWED - 2 }, () => ({ id: forgedId() }));
+			await first.post(flood);
+			await Promise.all([first.settled(), second.settled()]);
+			expect(savedOwed()).toHaveLength(MAX_OWED);
+			expect(savedOwed()).toContain(young);
+			expect(savedOwed()).not.toContain(old);
+		} finally {
+			await Promise.all([first.stop(), second.stop()]);
+		}
+	}, 60_000);
 });
