@@ -22,7 +22,7 @@ import { loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
 import { EVENTS_PROPERTY, readEventFilter } from '../shared/eventFilter';
 import { parseDelivery } from './delivery';
 import type { TriggerSettings } from './reader';
-import { FRESH_START_LOOK_BACK_MS, WebhookReaders, pageReader, triggerKey } from './reader';
+import { FRESH_START_LOOK_BACK_MS, WebhookReaders, pageReader } from './reader';
 
 /** The notice's words: the set-up steps (docs/webhook-trigger.md quotes them). */
 export const SETUP_NOTICE =
@@ -106,7 +106,7 @@ export class DocumentWorkflowWebhookTrigger implements INodeType {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				if (!loadCursor(this)) {
 					const start = await startBefore(pageReader(this), FRESH_START_LOOK_BACK_MS);
-					const held = WebhookReaders.getInstance().heldFor(triggerKey(this));
+					const held = WebhookReaders.getInstance().activated(this);
 					storeCursor(this, held ? mergeCursors(held.cursor, start) : start, undefined, held?.owed);
 				}
 				return true;

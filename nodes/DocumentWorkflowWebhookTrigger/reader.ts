@@ -55,6 +55,9 @@ export function triggerKey(ctx: IWebhookFunctions | IHookFunctions): string {
 	return createHash('sha256').update(parts.join('\u0000')).digest('hex');
 }
 
+const nameOf = (ctx: IWebhookFunctions | IHookFunctions) =>
+	`${ctx.getWorkflow().id}\u0000${ctx.getNode().name}`;
+
 /** Pages of the event list: few, short retries (the next delivery reads anyway). */
 export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader {
 	const retry = { maxRetries: 2, baseDelayMs: 200, maxDelayMs: 1000 };
@@ -88,15 +91,21 @@ export class WebhookReaders {
 		return { held, owed: owed.reduce((a, b) => a + b, 0), mostOwed: Math.max(0, ...owed) };
 	}
 
-	/** The cursor and owed ids this process holds for a trigger (an activation keeps them). */
-	heldFor(key: string) {
-		const trigger = this.triggers.get(key);
+	/** The node seen last per workflow and node name: a delivery held by one replaced meanwhile saves
+	 * nothing (n8n saves a request's whole static data: it would take back the new node's). */
+	private readonly lastNode = new LruMap<string, string>(MAX_TRIGGERS);
+
+	/** As an activation saves a start: the cursor and owed ids this process holds now (kept). */
+	activated(ctx: IHookFunctions) {
+		this.lastNode.set(nameOf(ctx), ctx.getNode().id);
+		const trigger = this.triggers.get(triggerKey(ctx));
 		return trigger?.cursor && { cursor: trigger.cursor, owed: Object.fromEntries(trigger.owed) };
 	}
 
 	/** The events this delivery emits (all one read found, when it carries that read), lowest id
 	 * first; whether ids it brought are still owed. */
 	async receive(ctx: IWebhookFunctions, ids: string[], settings: TriggerSettings) {
+		this.lastNode.set(nameOf(ctx), ctx.getNode().id);
 		const trigger = this.triggers.getOrCreate(triggerKey(ctx), () => new Trigger());
 		const { owed } = trigger;
 		const loaded = loadCursor(ctx);
@@ -149,7 +158,9 @@ export class WebhookReaders {
 		// emits or a change of the owed ids.
 		const saved = Object.keys(loaded?.owed ?? {});
 		const changed = saved.length !== owed.size || saved.some((id) => !owed.has(id));
-		if (trigger.cursor && (delivery.events.length > 0 || changed || !loaded))
+		const replaced = this.lastNode.get(nameOf(ctx)) !== ctx.getNode().id;
+		const worth = delivery.events.length > 0 || changed || !loaded;
+		if (trigger.cursor && worth && !replaced)
 			storeCursor(ctx, trigger.cursor, loaded, Object.fromEntries(owed));
 		return { events: delivery.events, owes: ids.some((id) => owed.has(id)) };
 	}

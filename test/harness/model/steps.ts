@@ -145,6 +145,7 @@ export const sharedStep = {
 	deactivateFor: (downMs: number, style: StepStyle) => new Deactivate(downMs, style),
 	restart: (downMs: number, style: StepStyle) => new Restart(downMs, style),
 	copyWorkflow: () => new CopyWorkflow(),
+	replaceNode: () => new ReplaceNode(),
 	latency: (ms: number) => new Latency(ms),
 };
 

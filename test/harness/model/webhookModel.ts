@@ -1003,6 +1003,7 @@ export const webhookStep = {
 		new Redeliver(count, reversed, separately),
 	crashMidEmit: () => new CrashMidEmit(),
 	copyWorkflow: () => sharedStep.copyWorkflow(),
+	replaceNode: () => sharedStep.replaceNode(),
 };
 
 /** Asserts one property on one history written out. */

@@ -391,3 +391,25 @@ test(`a delivery that comes while deliveries let go asleep fill every place is h
 		],
 	);
 }, 60_000);
+
+test(`MODEL_SEED=-1746378269: a delivery held by a trigger deleted and replaced by a new node of its name meanwhile saves nothing: ${WEBHOOK_PROPERTIES.once}`, async () => {
+	// #2's delivery (listed 10 s late) held the old node's request, with the static data n8n loaded
+	// for it, for 5 s. Meanwhile the new node emitted #1 and n8n saved its cursor; the old node's
+	// request then ended, and n8n saved that request's whole static data (the later save wins),
+	// taking the new node's cursor back. After a crash the new node emitted #1 again.
+	const setup = { ...quietApi, events: [], api: { ...quietApi.api, latencyMs: 0 } };
+	await checkWebhookHistory('once', setup, [
+		step.create(
+			{ type: 0, lateMs: 0, deliveries: [0] },
+			{ type: 0, lateMs: 10_000, deliveries: [0] },
+		),
+		step.wait(100),
+		step.replaceNode(),
+		step.forged('now', 0, 100),
+		step.crashMidEmit(),
+		step.create(
+			{ type: 0, lateMs: 10_000, deliveries: [0] },
+			{ type: 0, lateMs: 10_000, deliveries: [] },
+		),
+	]);
+}, 60_000);
