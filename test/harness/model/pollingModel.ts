@@ -612,6 +612,7 @@ export const pollingStep = {
 	wait: (ms: number) => sharedStep.wait(ms),
 	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
 	copyWorkflow: () => sharedStep.copyWorkflow(),
+	replaceNode: () => sharedStep.replaceNode(),
 	burst: (count: number, lateShare = 0) => new Burst(count, lateShare),
 	create: (...specs: Array<{ type: number; lateMs: number }>) => new CreateEvents(specs),
 	crashNextEmitAfterItsSave: () => new ArmFault('crashAfterSave'),

@@ -463,7 +463,11 @@ export class PollingN8n {
 			if (this.mode === 'default') {
 				const pollFunctions = this.pollFunctions(record, workflow, node, activation, process);
 				this.memory.set(record.id, { workflow, pollFunctions, node, token });
+				const saved = record.staticData;
 				await this.executePoll(record.id, token, true);
+				// n8n stopped during it, after its poll's save landed: the trigger began here all the
+				// same (the next process goes on from that cursor).
+				if (!process.alive && record.staticData !== saved) done(true);
 				if (!process.alive || this.memory.get(record.id)?.token !== token) return true;
 				this.schedule(record.id, token);
 			} else {

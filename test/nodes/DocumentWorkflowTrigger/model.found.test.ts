@@ -48,3 +48,29 @@ test(`MODEL_SEED=-1528528110: a copied workflow with its static data: ${POLLING_
 		[step.create({ type: 0, lateMs: 1000 }, { type: 0, lateMs: 0 }), step.copyWorkflow()],
 	);
 }, 60_000);
+
+test(`MODEL_SEED=-1737018938: a node added to an active workflow whose activation poll saved its cursor before a crash began there: ${POLLING_PROPERTIES.start}`, async () => {
+	// The new node's activation poll (mode update) emitted a burst's listed events and n8n crashed
+	// after the save. Two hours on, the next process went on from that cursor and emitted two of
+	// the burst listed late (4 s and 30 s after that poll). The model took the node's activation
+	// to be the first that ended, two hours on, and counted them as listed before it; the crash
+	// left no record of the activation whose save landed.
+	await checkPollingHistory(
+		'start',
+		{
+			mode: 'default',
+			parameters: { events: ['run.completed'], overlapMinutes: 1, startFrom: 'now' },
+			api: { dateHeader: false, latencyMs: 0, skewMs: 0, beyondLastPage: 'empty' },
+			startOffsetMs: 0,
+			durableOffsetMs: 0,
+			history: { spread: 0, recent: 0, expiring: 0 },
+			activationFaults: [],
+		},
+		[
+			step.crashNextEmitAfterItsSave(),
+			step.burst(101, 0.1),
+			step.replaceNode(),
+			step.restart(7_200_000),
+		],
+	);
+}, 60_000);
