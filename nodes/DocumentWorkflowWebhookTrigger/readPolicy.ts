@@ -54,8 +54,8 @@ export const waitsUntil = (d: Held, due: number, inFlight: boolean) =>
 	inFlight ? d.arrivedAt + MAX_HOLD_MS : Math.min(due, d.holdUntil ?? d.arrivedAt + HOLD_MS);
 
 /**
- * After read number `index`: the earliest delivery awake carries what it found (one asleep would
- * notice only at its next read); while ids are owed or more is listed, the latest other one stays
+ * After read number `index`: the earliest delivery that started or joined it carries what it
+ * found; while ids are owed or more is listed, the latest other one stays
  * as holder (`MAX_HOLD_MS` while more is listed: a backlog). One that came during the read stays
  * `RULE_MS` (else a long read answers it unread); the holder, and all after a failed read,
  * `HOLD_MS`; the rest leave. Holds count from arrival; `staying`: each → when its hold ends.

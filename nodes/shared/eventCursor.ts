@@ -11,7 +11,7 @@ import { isObject } from './transport/responses';
 export interface EventCursor {
 	after: string | null;
 	afterCreatedOnMs: number | null; // ms: tells when `after` has left the API's 7 days
-	listed: Record<string, number | null>; // id → `createdOn` in ms (null: unreadable)
+	listed: Record<string, number | null>; // done ids above `after` → `createdOn` (ms; null: none)
 	resume?: string; // where the last look back stopped at its bound: the next counts from there
 }
 
@@ -78,7 +78,7 @@ export function mergeCursors(a: EventCursor, b: EventCursor): EventCursor {
 type CursorContext = Pick<IPollFunctions, 'getNode' | 'getWorkflow' | 'getWorkflowStaticData'>;
 
 /** The node's cursor (never another node's or workflow's), or undefined: start afresh. n8n saves
- * its own by name with the copy (durable mode: by id, after it, with the execution if ever). */
+ * the node's (by name) with the copy (by id); durable: the copy at emit, the node's at commit. */
 export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const [{ id: nodeId, name }, { id: workflowId }] = [ctx.getNode(), ctx.getWorkflow()];
 	const ifOurs = (raw: unknown) => {
@@ -93,9 +93,9 @@ export function loadCursor(ctx: CursorContext): StoredCursor | undefined {
 	const copies = ctx.getWorkflowStaticData('global')[COPIES_KEY];
 	const copy = ifOurs(isObject(copies) ? copies[nodeId] : undefined);
 	if (!own && copy) {
-		// The node has none. Copy saved under this name: n8n (durable) committed none yet, so no poll
-		// since `base`, where they began, started an execution: back there. Under another name: a
-		// rename left n8n's under that one; the copy is newest. Both keep `base` (poll.ts saves it).
+		// None of its own. Copy under this name: durable, no commit landed since polls began at `base`
+		// (a crash, a lost lease), so none of their executions ran: back to `base`. Under another
+		// name: a rename left n8n's under the old name; the copy is newest. Both keep `base`.
 		const { after, afterCreatedOnMs, listed } = copy.base ?? copy;
 		const base = { after, afterCreatedOnMs, listed };
 		return copy.nodeName === name ? { ...copy, ...base, base } : { ...copy, base };
