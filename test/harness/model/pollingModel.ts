@@ -616,6 +616,7 @@ export const pollingStep = {
 	burst: (count: number, lateShare = 0) => new Burst(count, lateShare),
 	create: (...specs: Array<{ type: number; lateMs: number }>) => new CreateEvents(specs),
 	crashNextEmitAfterItsSave: () => new ArmFault('crashAfterSave'),
+	crashNextEmitBeforeItsCommit: () => new ArmFault('crashBeforeCommit'),
 };
 
 /** Asserts one property on one history written out. */

@@ -459,16 +459,20 @@ export class PollingN8n {
 				endedAt: Date.now(),
 				ok,
 			});
+		// n8n stopped during it, after its poll's save landed (default mode: the cursor; durable: the
+		// copy at emit): the trigger began here all the same, the next process goes on from it.
+		const saved = record.staticData;
+		const stopped = () => {
+			if (record.staticData !== saved) done(true);
+			return true;
+		};
 		try {
 			if (this.mode === 'default') {
 				const pollFunctions = this.pollFunctions(record, workflow, node, activation, process);
 				this.memory.set(record.id, { workflow, pollFunctions, node, token });
-				const saved = record.staticData;
 				await this.executePoll(record.id, token, true);
-				// n8n stopped during it, after its poll's save landed: the trigger began here all the
-				// same (the next process goes on from that cursor).
-				if (!process.alive && record.staticData !== saved) done(true);
-				if (!process.alive || this.memory.get(record.id)?.token !== token) return true;
+				if (!process.alive) return stopped();
+				if (this.memory.get(record.id)?.token !== token) return true;
 				this.schedule(record.id, token);
 			} else {
 				const key = this.rowKey(record.id, node.id);
@@ -486,7 +490,7 @@ export class PollingN8n {
 						throw error;
 					}
 				}
-				if (!process.alive) return true;
+				if (!process.alive) return stopped();
 				this.scheduleDurable(record.id, node.id);
 			}
 			this.saveStaticData(record.id, workflow);

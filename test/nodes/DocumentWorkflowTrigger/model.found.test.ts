@@ -74,3 +74,29 @@ test(`MODEL_SEED=-1737018938: a node added to an active workflow whose activatio
 		],
 	);
 }, 60_000);
+
+test(`MODEL_SEED=-974237942: the same in durable mode, the crash after the copy's save at emit, before the commit: ${POLLING_PROPERTIES.start}`, async () => {
+	// The new node's activation poll emitted the burst and n8n crashed before the commit: the copy
+	// saved at emit keeps where its polls began, and the next process goes back there and emits
+	// the burst again (its execution never ran). The model took the activation two hours on for
+	// the start, as above.
+	await checkPollingHistory(
+		'start',
+		{
+			mode: 'durable',
+			parameters: { events: ['run.completed', 'run.failed'], overlapMinutes: 1, startFrom: 'now' },
+			api: { dateHeader: false, latencyMs: 0, skewMs: 0, beyondLastPage: 'empty' },
+			startOffsetMs: 0,
+			durableOffsetMs: 0,
+			history: { spread: 0, recent: 0, expiring: 0 },
+			activationFaults: [],
+		},
+		[
+			step.burst(101),
+			step.crashNextEmitBeforeItsCommit(),
+			step.replaceNode(),
+			step.restart(7_200_000),
+			step.restart(0),
+		],
+	);
+}, 60_000);
