@@ -392,9 +392,20 @@ export class WebhookWorld implements StepWorld {
 		return violations;
 	}
 
-	/** Full pages of events listed at `at` between the newest emitted by then and `event` (100 a page). */
-	private backlogPages(event: { id: string }, at: number, got: Map<string, number>): number {
-		const emitted = [...got].filter(([, outAt]) => outAt < at).map(([id]) => id);
+	/**
+	 * Full pages of events listed at `at` between the newest emitted by then and `event` (100 a
+	 * page). The items of an execution whose static data n8n never saved (`repeatable`) are read
+	 * again: they count as not emitted.
+	 */
+	private backlogPages(
+		event: { id: string },
+		at: number,
+		got: Map<string, number>,
+		unsaved: Set<string>,
+	): number {
+		const emitted = [...got]
+			.filter(([id, outAt]) => outAt < at && !unsaved.has(id))
+			.map(([id]) => id);
 		const newest = emitted.reduce((max, id) => (id > max ? id : max), '');
 		const skew = this.api.settings.skewMs;
 		const backlog = this.api.events.filter(
@@ -418,6 +429,11 @@ export class WebhookWorld implements StepWorld {
 			if (!trigger.current) continue;
 			const got = out.get(trigger.key) ?? new Map<string, number>();
 			const dropped = this.droppedIds(trigger.workflowId);
+			const unsaved = new Set(
+				this.n8n.repeatable
+					.filter((r) => r.workflowId === trigger.workflowId)
+					.flatMap((r) => r.items.map((item) => String(item.id))),
+			);
 			const mine = this.n8n.deliveries.filter(
 				(d) => d.workflowId === trigger.workflowId && d.nodeId === trigger.nodeId,
 			);
@@ -467,7 +483,8 @@ export class WebhookWorld implements StepWorld {
 				}
 				if (waiting) continue;
 				// A backlog before it is read at the API's pace: its full pages, one request each, come first.
-				deadline += this.backlogPages(event, next.arrivedAt, got) * this.api.settings.latencyMs;
+				deadline +=
+					this.backlogPages(event, next.arrivedAt, got, unsaved) * this.api.settings.latencyMs;
 				const at = got.get(event.id);
 				if ((at === undefined && (final || now > deadline)) || (at !== undefined && at > deadline))
 					violations.push({

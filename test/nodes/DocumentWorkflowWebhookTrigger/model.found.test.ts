@@ -413,3 +413,20 @@ test(`MODEL_SEED=-1746378269: a delivery held by a trigger deleted and replaced 
 		),
 	]);
 }, 60_000);
+
+test(`MODEL_SEED=-133216236: the items of an execution whose save a crash cut off are read again, a backlog before the rest: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// At 2 s a request a read went 5 pages (500 events) in its 10 s and n8n crashed after that
+	// execution, before its save. After the restart the service's repeats read those 500 again
+	// from the saved cursor (10 s), then the last two events: 14 s after the first repeat. The
+	// model counted the 500 as emitted before that repeat, so no backlog before the last two.
+	const setup = { ...quietApi, events: [], api: { ...quietApi.api, latencyMs: 0 } };
+	await checkWebhookHistory('deliveries', setup, [
+		step.burst(101, 2000),
+		step.copyWorkflow(),
+		step.burst(205, 0),
+		step.latency(2000),
+		step.crashMidEmit(),
+		step.burst(196, 0),
+		step.deliverAgain(1, false, false),
+	]);
+}, 60_000);
