@@ -12,41 +12,36 @@ import {
 
 useModelClockInThisFile();
 
+/** Start From: Now, an overlap window of a minute, an API at once with no `Date` header, no history. */
+const quietSetup = (mode: 'default' | 'durable', events: string[]) => ({
+	mode,
+	parameters: { events, overlapMinutes: 1, startFrom: 'now' as const },
+	api: { dateHeader: false, latencyMs: 0, skewMs: 0, beyondLastPage: 'empty' as const },
+	startOffsetMs: 0,
+	durableOffsetMs: 0,
+	history: { spread: 0, recent: 0, expiring: 0 },
+	activationFaults: [],
+});
+
 test(`MODEL_SEED=1038346441: a crash while a copied workflow's activation poll still reads: ${POLLING_PROPERTIES.bounded}`, async () => {
 	// n8n restarts and activates both workflows; one's activation emits and the process crashes
 	// after the save. The other's poll, cut off by the crash, still waited on a timer in this one JS
 	// process until its next request was refused (a real crash ends it at once): the model counted
 	// that timer as one the node left running with no poll, as it forgot the activations a crash
 	// cut off.
-	await checkPollingHistory(
-		'bounded',
-		{
-			mode: 'default',
-			parameters: { events: ['run.completed', 'run.failed'], overlapMinutes: 1, startFrom: 'now' },
-			api: { dateHeader: false, latencyMs: 0, skewMs: 0, beyondLastPage: 'empty' },
-			startOffsetMs: 0,
-			durableOffsetMs: 0,
-			history: { spread: 0, recent: 0, expiring: 0 },
-			activationFaults: [],
-		},
-		[step.copyWorkflow(), step.crashNextEmitAfterItsSave(), step.burst(101), step.restart(0)],
-	);
+	await checkPollingHistory('bounded', quietSetup('default', ['run.completed', 'run.failed']), [
+		step.copyWorkflow(),
+		step.crashNextEmitAfterItsSave(),
+		step.burst(101),
+		step.restart(0),
+	]);
 }, 60_000);
 
 test(`MODEL_SEED=-1528528110: a copied workflow with its static data: ${POLLING_PROPERTIES.once}`, async () => {
-	await checkPollingHistory(
-		'once',
-		{
-			mode: 'default',
-			parameters: { events: [], overlapMinutes: 1, startFrom: 'now' },
-			api: { dateHeader: false, latencyMs: 0, skewMs: 0, beyondLastPage: 'empty' },
-			startOffsetMs: 0,
-			durableOffsetMs: 0,
-			history: { spread: 0, recent: 0, expiring: 0 },
-			activationFaults: [],
-		},
-		[step.create({ type: 0, lateMs: 1000 }, { type: 0, lateMs: 0 }), step.copyWorkflow()],
-	);
+	await checkPollingHistory('once', quietSetup('default', []), [
+		step.create({ type: 0, lateMs: 1000 }, { type: 0, lateMs: 0 }),
+		step.copyWorkflow(),
+	]);
 }, 60_000);
 
 test(`MODEL_SEED=-1737018938: a node added to an active workflow whose activation poll saved its cursor before a crash began there: ${POLLING_PROPERTIES.start}`, async () => {
@@ -55,24 +50,12 @@ test(`MODEL_SEED=-1737018938: a node added to an active workflow whose activatio
 	// the burst listed late (4 s and 30 s after that poll). The model took the node's activation
 	// to be the first that ended, two hours on, and counted them as listed before it; the crash
 	// left no record of the activation whose save landed.
-	await checkPollingHistory(
-		'start',
-		{
-			mode: 'default',
-			parameters: { events: ['run.completed'], overlapMinutes: 1, startFrom: 'now' },
-			api: { dateHeader: false, latencyMs: 0, skewMs: 0, beyondLastPage: 'empty' },
-			startOffsetMs: 0,
-			durableOffsetMs: 0,
-			history: { spread: 0, recent: 0, expiring: 0 },
-			activationFaults: [],
-		},
-		[
-			step.crashNextEmitAfterItsSave(),
-			step.burst(101, 0.1),
-			step.replaceNode(),
-			step.restart(7_200_000),
-		],
-	);
+	await checkPollingHistory('start', quietSetup('default', ['run.completed']), [
+		step.crashNextEmitAfterItsSave(),
+		step.burst(101, 0.1),
+		step.replaceNode(),
+		step.restart(7_200_000),
+	]);
 }, 60_000);
 
 test(`MODEL_SEED=-974237942: the same in durable mode, the crash after the copy's save at emit, before the commit: ${POLLING_PROPERTIES.start}`, async () => {
@@ -80,23 +63,11 @@ test(`MODEL_SEED=-974237942: the same in durable mode, the crash after the copy'
 	// saved at emit keeps where its polls began, and the next process goes back there and emits
 	// the burst again (its execution never ran). The model took the activation two hours on for
 	// the start, as above.
-	await checkPollingHistory(
-		'start',
-		{
-			mode: 'durable',
-			parameters: { events: ['run.completed', 'run.failed'], overlapMinutes: 1, startFrom: 'now' },
-			api: { dateHeader: false, latencyMs: 0, skewMs: 0, beyondLastPage: 'empty' },
-			startOffsetMs: 0,
-			durableOffsetMs: 0,
-			history: { spread: 0, recent: 0, expiring: 0 },
-			activationFaults: [],
-		},
-		[
-			step.burst(101),
-			step.crashNextEmitBeforeItsCommit(),
-			step.replaceNode(),
-			step.restart(7_200_000),
-			step.restart(0),
-		],
-	);
+	await checkPollingHistory('start', quietSetup('durable', ['run.completed', 'run.failed']), [
+		step.burst(101),
+		step.crashNextEmitBeforeItsCommit(),
+		step.replaceNode(),
+		step.restart(7_200_000),
+		step.restart(0),
+	]);
 }, 60_000);
