@@ -75,7 +75,11 @@ function processAlive(pid) {
 	}
 }
 
-/** Takes the reservation file of `port` for this process: false if a live process holds it. */
+/**
+ * Takes the reservation file of `port` for this process: false if a live process holds it. A stale
+ * reservation (its process has ended) is taken over under a lock directory, since two processes
+ * that both read the same stale file would otherwise both write it and both hold the port.
+ */
 function claim(port) {
 	const file = path.join(RESERVATIONS, String(port));
 	fs.mkdirSync(RESERVATIONS, { recursive: true });
@@ -85,11 +89,21 @@ function claim(port) {
 	} catch (error) {
 		if (error.code !== 'EEXIST') throw error;
 	}
-	const holder = Number(fs.readFileSync(file, 'utf8'));
-	if (holder && holder !== process.pid && processAlive(holder)) return false;
-	// A stale reservation (its process has ended): take it over.
-	fs.writeFileSync(file, String(process.pid));
-	return true;
+	const lock = `${file}.lock`;
+	try {
+		fs.mkdirSync(lock);
+	} catch (error) {
+		if (error.code === 'EEXIST') return false; // another process is taking it over
+		throw error;
+	}
+	try {
+		const holder = Number(fs.readFileSync(file, 'utf8'));
+		if (holder && holder !== process.pid && processAlive(holder)) return false;
+		fs.writeFileSync(file, String(process.pid));
+		return true;
+	} finally {
+		fs.rmdirSync(lock);
+	}
 }
 
 /** Whether a server could listen on `port` now (127.0.0.1). */
@@ -102,6 +116,17 @@ function portIsFree(port) {
 }
 
 const handedOut = new Set();
+// Our reservations end with us: left behind, every later pick would meet a stale file to take over.
+process.on('exit', () => {
+	for (const port of handedOut) {
+		const file = path.join(RESERVATIONS, String(port));
+		try {
+			if (Number(fs.readFileSync(file, 'utf8')) === process.pid) fs.unlinkSync(file);
+		} catch {
+			/* gone already */
+		}
+	}
+});
 
 /**
  * A port for a server that starts later (n8n's task broker, Redis, PostgreSQL, a worker's health
@@ -122,4 +147,4 @@ async function reservePort() {
 	throw new Error(`no free port between ${low} and ${high} after 200 tries`);
 }
 
-module.exports = { PORTS, N8N_BROKER_DEFAULT_PORT, withPortOffset, portIsFree, reservePort };
+module.exports = { PORTS, N8N_BROKER_DEFAULT_PORT, withPortOffset, portIsFree, reservePort, claim };

@@ -32,23 +32,14 @@ describe('reservePort', () => {
 	const fs = require('node:fs') as typeof import('node:fs');
 
 	/**
-	 * A process that reserves `count` ports, prints them, and lives on until killed: all three stay
+	 * A process that runs `code`, which prints the ports it got and lives on until killed: all stay
 	 * alive until every one has printed (a fixed hold let a slow one, on a loaded machine, reserve
 	 * after another had exited and rightly take its ports again).
 	 */
-	const reserveIn = (count: number) =>
+	const runIn = (code: string, env: NodeJS.ProcessEnv = process.env) =>
 		new Promise<{ ports: number[]; child: import('node:child_process').ChildProcess }>(
 			(resolve, reject) => {
-				const child = spawn(process.execPath, [
-					'-e',
-					`const { reservePort } = require(${JSON.stringify(script)});
-					(async () => {
-						const ports = [];
-						for (let i = 0; i < ${count}; i++) ports.push(await reservePort());
-						process.stdout.write(JSON.stringify(ports) + '\\n');
-						setInterval(() => {}, 60000);
-					})();`,
-				]);
+				const child = spawn(process.execPath, ['-e', code], { env });
 				let out = '';
 				child.stdout.on('data', (chunk: Buffer) => {
 					out += chunk.toString();
@@ -58,11 +49,21 @@ describe('reservePort', () => {
 				child.on('exit', (code) => reject(new Error(`reserving process exited (${code})`)));
 			},
 		);
+	const reserveIn = (count: number) =>
+		runIn(`const { reservePort } = require(${JSON.stringify(script)});
+			(async () => {
+				const ports = [];
+				for (let i = 0; i < ${count}; i++) ports.push(await reservePort());
+				process.stdout.write(JSON.stringify(ports) + '\\n');
+				setInterval(() => {}, 60000);
+			})();`);
 
-	test('hands out ports below the ephemeral range, never one that another live process holds', async () => {
-		const ephemeralLow = Number(
+	const ephemeralLow = () =>
+		Number(
 			fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
 		);
+
+	test('hands out ports below the ephemeral range, never one that another live process holds', async () => {
 		const settled = await Promise.allSettled([reserveIn(150), reserveIn(150), reserveIn(150)]);
 		for (const result of settled) if (result.status === 'fulfilled') result.value.child.kill();
 		const all = settled.flatMap((result) => {
@@ -70,9 +71,35 @@ describe('reservePort', () => {
 			return result.value.ports;
 		});
 		expect(new Set(all).size).toBe(all.length);
-		expect(all.filter((port) => port < 11000 || port >= ephemeralLow)).toEqual([]);
+		expect(all.filter((port) => port < 11000 || port >= ephemeralLow())).toEqual([]);
 		expect(
 			all.filter((port) => port === N8N_BROKER_DEFAULT_PORT || FETCH_BAD_PORTS.has(port)),
 		).toEqual([]);
+	}, 30000);
+
+	test('takes a stale reservation over in one process only, however many try it at once', async () => {
+		// 3 processes claim the same 3,000 ports in the same order, each held by a process that has
+		// ended: every claim is a takeover that the others attempt at about the same moment.
+		const tmp = fs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'ports-'));
+		const ended = spawn(process.execPath, ['-e', '']);
+		await new Promise((resolve) => ended.on('exit', resolve));
+		const reservations = `${tmp}/document-workflow-ports`;
+		fs.mkdirSync(reservations);
+		const ports = Array.from({ length: 3000 }, (_, i) => 20000 + i);
+		for (const port of ports) fs.writeFileSync(`${reservations}/${port}`, String(ended.pid));
+		const claimAll = `const { claim } = require(${JSON.stringify(script)});
+			const won = ${JSON.stringify(ports)}.filter((port) => claim(port));
+			process.stdout.write(JSON.stringify(won) + '\\n');
+			setInterval(() => {}, 60000);`;
+		const env = { ...process.env, TMPDIR: tmp };
+		const settled = await Promise.allSettled([1, 2, 3].map(() => runIn(claimAll, env)));
+		for (const result of settled) if (result.status === 'fulfilled') result.value.child.kill();
+		fs.rmSync(tmp, { recursive: true, force: true });
+		const won = settled.flatMap((result) => {
+			if (result.status === 'rejected') throw result.reason;
+			return result.value.ports;
+		});
+		expect(won.length - new Set(won).size).toBe(0); // no port claimed twice
+		expect(new Set(won).size).toBe(ports.length); // and each taken over by one
 	}, 30000);
 });
