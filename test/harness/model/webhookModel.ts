@@ -646,17 +646,19 @@ export class WebhookWorld implements StepWorld {
 			const seconds = Math.ceil((end - flood.from) / SECOND) + FORGED_QUIET_AFTER_MS / SECOND;
 			// The node can tell only from an event it has read: one listed to it before the flood
 			// (after a deactivation, the events of the inactive time are not read yet), older than the
-			// window by the API's time as the node knows it: its `Date` header, else the newest
-			// `createdOn` read (a lower bound; its own clock may run ahead of the API's).
-			const read = new Set(
-				this.api.requests.filter((r) => r.sentAt < flood.from).flatMap((r) => r.listed),
-			);
+			// window by the API's time as the node knew it at its last read before the flood: its
+			// `Date` header, else the newest `createdOn` read (a lower bound; its own clock may run
+			// ahead of the API's). Older only by the flood's time, an event below it may have been
+			// committed since that read (within the window), unread: the forged id may be one.
+			const before = this.api.requests.filter((r) => r.sentAt < flood.from);
+			const read = new Set(before.flatMap((r) => r.listed));
 			const readEvents = this.api.events.filter((e) => read.has(e.id));
-			const apiFrom = this.api.settings.dateHeader
-				? flood.from + this.api.settings.skewMs
+			const lastRead = before.at(-1)?.sentAt ?? -Infinity;
+			const apiAtLastRead = this.api.settings.dateHeader
+				? lastRead + this.api.settings.skewMs
 				: Math.max(-Infinity, ...readEvents.map((e) => e.createdOnMs));
 			const knowable = readEvents.some(
-				(e) => e.createdOnMs > flood.idMs && e.createdOnMs < apiFrom - OVERLAP_MS,
+				(e) => e.createdOnMs > flood.idMs && e.createdOnMs < apiAtLastRead - OVERLAP_MS,
 			);
 			// A process's first delivery to a trigger reads once, whatever it brings (readPolicy.ts).
 			const first = this.n8n.deliveries.filter(

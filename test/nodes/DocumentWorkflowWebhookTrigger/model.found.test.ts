@@ -430,3 +430,21 @@ test(`MODEL_SEED=-133216236: the items of an execution whose save a crash cut of
 		step.deliverAgain(1, false, false),
 	]);
 }, 60_000);
+
+test(`MODEL_SEED=501529389: a forged old id just after a read's events have left the overlap window, with no read since, reads: one listed late below them may be unread: ${WEBHOOK_PROPERTIES.forged}`, async () => {
+	// A burst read at once; 299.005 s later (its oldest event 300.005 s old, past the 5-minute
+	// window) a forged id older than all. An id below the burst's may have been committed since the
+	// read at 0 s, within the window, and never read: the forged one may be such an event, and only
+	// a read tells. The model counted the read as avoidable, judging the burst's age at the flood's
+	// time, not at the node's last read (still young there).
+	const setup = {
+		...quietApi,
+		events: ['run.completed'],
+		api: { ...quietApi.api, dateHeader: true, latencyMs: 0 },
+	};
+	await checkWebhookHistory('forged', setup, [
+		step.burst(20, 0),
+		step.wait(299_005),
+		step.forged('old', 0, 100),
+	]);
+}, 60_000);
