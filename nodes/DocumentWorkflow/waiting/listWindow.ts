@@ -10,7 +10,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { DEFAULT_OVERLAP_MINUTES } from '../../shared/cursorRead';
 import { MAX_PAGE_SIZE } from '../../shared/transport';
 
-/** How far back each read goes: an event listed up to this late is still seen. */
+/** Not waiting's own choice: the triggers' overlap window. An event listed up to this late is
+ * still seen. */
 export const LOOKBACK_MS = DEFAULT_OVERLAP_MINUTES * 60_000;
 
 /** `after`: where reads start (undefined: the list's start); `seen`: every id listed after it,

@@ -12,7 +12,6 @@ import { LOOKBACK_MS, newListWindow, takeListRead } from './listWindow';
 export const PROBE_SHARE = 0.08;
 export const RUN_SHARE = 0.2;
 export const LIST_SHARE = 0.18;
-export const COLD_SHARE = 0.09;
 export const PROBES = 8;
 export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
@@ -21,8 +20,11 @@ export const ANSWER_MS = 50;
 export const MAX_WAIT_ANSWER_MS = 2000;
 export const BUSY_SLICE_MS = 5;
 export const TURN_SHARE = 0.2;
-/** Runs that end within a run's share of one another are of one length. */
+/** Derived: runs that end within a run's share of one another are of one length. */
 export const ONE_LENGTH = 1 + RUN_SHARE;
+/** Derived: cold candidates are looked at on the oldest one's age, so each at least half as old
+ * is still looked at within a LIST_SHARE of its own age. */
+export const COLD_SHARE = LIST_SHARE / 2;
 
 /** The wait's options as the node reads them (`../actions/waitOptions.ts` describes each). */
 export interface WaitSettings {

@@ -12,8 +12,9 @@ export const BACK_OFF = 0.85;
 export const SLOW_GROWTH = 0.02;
 export const LIMIT_TRUSTED_MS = 60_000;
 
-/** Rates are reads a second; sends are kept so that a refused read's 429 may come a second late. */
+/** A unit, not a choice: rates are reads a second. */
 const SECOND_MS = 1000;
+/** The second a 429 counts back, and a second for that 429 to come late. */
 const SENDS_KEPT_MS = 2 * SECOND_MS;
 /** A 429 under the trusted limit lowers it only if another came under it this shortly before. */
 export const LOWER_AFTER_MS = 10 * SECOND_MS;
