@@ -10,7 +10,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { DEFAULT_OVERLAP_MINUTES } from '../../shared/cursorRead';
 import { MAX_PAGE_SIZE } from '../../shared/transport';
 
-/** How far back each read goes: an event listed up to this late is still seen. */
+/** Not waiting's own choice: the triggers' overlap window. An event listed up to this late is
+ * still seen. */
 export const LOOKBACK_MS = DEFAULT_OVERLAP_MINUTES * 60_000;
 
 /** `after`: where reads start (undefined: the list's start); `seen`: every id listed after it,
@@ -24,6 +25,8 @@ export interface ListWindow {
 export const newListWindow = (): ListWindow => ({ anchored: false, seen: new Map() });
 
 const idOf = (event: IDataObject) => String(event.id).toLowerCase();
+/** Whether an id comes after where reads start (undefined: the list's start). */
+const isAfter = (id: string, after?: string) => after === undefined || id > after;
 
 /** The first page a read asks for: its end, the first time; then the first with ids not seen. */
 export const firstListPage = ({ anchored, seen }: ListWindow): number =>
@@ -51,27 +54,23 @@ export function nextListPage(
 export function takeListRead(window: ListWindow, events: IDataObject[]): IDataObject[] {
 	const byId = new Map(events.map((event) => [idOf(event), event]));
 	const ids = [...byId.keys()].sort();
+	const see = (id: string) => window.seen.set(id, Date.parse(String(byId.get(id)!.createdOn)));
 	if (!window.anchored) {
 		// The newest page's first event is where reads start; the rest of that page is seen.
 		const newest = ids.slice(-(((ids.length - 1) % MAX_PAGE_SIZE) + 1));
 		window.anchored = true;
 		window.after = newest[0];
-		for (const id of newest.slice(1))
-			window.seen.set(id, Date.parse(String(byId.get(id)!.createdOn)));
+		newest.slice(1).forEach(see);
 		return [];
 	}
-	const fresh = ids.filter(
-		(id) => !window.seen.has(id) && (window.after === undefined || id > window.after),
-	);
-	for (const id of fresh) window.seen.set(id, Date.parse(String(byId.get(id)!.createdOn)));
+	const fresh = ids.filter((id) => !window.seen.has(id) && isAfter(id, window.after));
+	fresh.forEach(see);
 	// Reads start after the newest event created LOOKBACK_MS before the newest one seen.
 	const newestMs = Math.max(...[...window.seen.values()].filter(Number.isFinite));
 	let after = window.after;
 	for (const [id, createdMs] of window.seen)
-		if (createdMs < newestMs - LOOKBACK_MS && (after === undefined || id > after)) after = id;
-	if (after !== window.after) {
-		for (const id of window.seen.keys()) if (id <= after!) window.seen.delete(id);
-		window.after = after;
-	}
+		if (createdMs < newestMs - LOOKBACK_MS && isAfter(id, after)) after = id;
+	for (const id of window.seen.keys()) if (!isAfter(id, after)) window.seen.delete(id);
+	window.after = after;
 	return fresh.map((id) => byId.get(id)!);
 }

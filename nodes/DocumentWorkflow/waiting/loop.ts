@@ -141,7 +141,7 @@ export class Watcher {
 		}
 	}
 
-	/** Ends the wait once its runs are done, or it failed, was cancelled, passed its Max Wait Time. */
+	/** Ends the wait once its runs are done, or it failed, was cancelled or is past Max Wait Time. */
 	private endIfOver(wait: Wait, execution: Execution, now: number): void {
 		const { ctx } = execution;
 		if (!execution.failure && cancelSignalOf(ctx)?.aborted) execution.failure = cancelled(ctx);
@@ -172,30 +172,22 @@ export class Watcher {
 		const execution = this.executions.get(run.wait)!;
 		const { ctx, over } = execution;
 		const cancel = cancelSignalOf(ctx);
-		// A wait that ended (failed, cancelled) sends nothing more.
-		if (over.signal.aborted || cancel?.aborted) {
-			this.policy.released(run);
-			return;
-		}
 		const cut = new AbortController();
-		this.checks.set(run, { cut, beforeMaxWait: maxWaitReached(run, Date.now()) === 'no' });
 		const signal = AbortSignal.any([over.signal, cut.signal, ...(cancel ? [cancel] : [])]);
-		let answer: Answer;
+		this.checks.set(run, { cut, beforeMaxWait: maxWaitReached(run, Date.now()) === 'no' });
+		let answer: Answer | undefined;
 		try {
-			answer = await checkRun(ctx, run, signal);
+			// A wait that ended (failed, cancelled) sends nothing more.
+			if (!signal.aborted) answer = await checkRun(ctx, run, signal);
 		} catch (error) {
 			// Cut off (its wait ended, was cancelled, or its Max Wait Time came): no answer.
-			if (signal.aborted || execution.failure) {
-				this.policy.released(run);
-				return;
-			}
-			answer = {
-				kind: 'done',
-				outcome: { itemIndex: run.target.itemIndex, error: error as Error },
-			};
+			const itemIndex = run.target.itemIndex;
+			if (!signal.aborted && !execution.failure)
+				answer = { kind: 'done', outcome: { itemIndex, error: error as Error } };
 		} finally {
 			this.checks.delete(run);
 		}
+		if (!answer) return this.policy.released(run);
 		// A defect of the policy is no failure of the request: it ends the loop (`loop`).
 		try {
 			this.policy.answered(run, answer, Date.now());

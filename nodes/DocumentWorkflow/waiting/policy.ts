@@ -12,7 +12,6 @@ import { LOOKBACK_MS, newListWindow, takeListRead } from './listWindow';
 export const PROBE_SHARE = 0.08;
 export const RUN_SHARE = 0.2;
 export const LIST_SHARE = 0.18;
-export const COLD_SHARE = 0.09;
 export const PROBES = 8;
 export const LOOK_FACTOR = 4;
 export const LIST_MISSES = 3;
@@ -21,8 +20,11 @@ export const ANSWER_MS = 50;
 export const MAX_WAIT_ANSWER_MS = 2000;
 export const BUSY_SLICE_MS = 5;
 export const TURN_SHARE = 0.2;
-/** Runs that end within a run's share of one another are of one length. */
+/** Derived: runs that end within a run's share of one another are of one length. */
 export const ONE_LENGTH = 1 + RUN_SHARE;
+/** Derived: cold candidates are looked at on the oldest one's age, so each at least half as old
+ * is still looked at within a LIST_SHARE of its own age. */
+export const COLD_SHARE = LIST_SHARE / 2;
 
 /** The wait's options as the node reads them (`../actions/waitOptions.ts` describes each). */
 export interface WaitSettings {
@@ -142,6 +144,8 @@ const isRunEvent = (event: IDataObject) => /^run\./.test(String(event.type));
 const pendingRuns = (wait: Wait): Run[] => wait.runs.filter((run) => !run.outcome);
 const byAge = (a: Run, b: Run) => a.bornAt - b.bornAt || a.target.itemIndex - b.target.itemIndex;
 const workflowOf = (run: Run) => lower(run.lastAnswer?.workflowId ?? run.target.workflowId).trim();
+/** When the run was last read pending (-Infinity: never). */
+const lastReadAt = (run: Run) => run.bornAt + (run.readAge ?? -Infinity);
 
 export class Policy {
 	readonly waits = new Set<Wait>();
@@ -310,7 +314,10 @@ export class Policy {
 		this.failures = failed ? this.failures + 1 : 0;
 		if (failed) this.failedAt = now;
 		if (!events) return;
-		// The first read only finds where the list ends; each after it goes minutes back.
+		// The first read only finds where the list ends; each after it goes minutes back. It looks
+		// too: an event on its pages (the list's first and last) naming a run of ours is that run's
+		// end; its other events are of the past. (One on a page between is not seen: that run is read
+		// by itself, as late as a run the list looks at.)
 		const anchoring = !this.list.anchored;
 		const fresh = takeListRead(this.list, events);
 		this.readFrom = startedAt;
@@ -321,30 +328,17 @@ export class Policy {
 			pending.set(id, [...(pending.get(id) ?? []), run]);
 		}
 		const runsOf = (ids: string[]) => ids.flatMap((id) => pending.get(id) ?? []);
-		if (anchoring) {
-			// It looks too: an event on its pages (the list's first and last) naming a run of ours is
-			// that run's end. (One on a page between is not seen: that run is read by itself, as late
-			// as a run the list looks at.)
-			this.lookedFrom = startedAt;
-			for (const event of events.filter(isRunEvent))
-				for (const run of runsOf(idsIn(event.data))) {
-					this.nameRun(run, event, now);
-					this.namesRuns = true;
-					this.evidence = [];
-				}
-			return;
-		}
 		const known = new Set([...pending.keys(), ...this.evidence.map((entry) => entry.runId)]);
 		let unnamed = 0;
 		for (const [id, at] of this.endsListed) if (at < now - LOOKBACK_MS) this.endsListed.delete(id);
-		for (const event of fresh.filter(isRunEvent)) {
-			const ours = idsIn(event.data).filter((id) => known.has(id));
-			for (const id of idsIn(event.data)) if (!known.has(id)) this.endsListed.set(id, now);
-			if (ours.length === 0) unnamed++;
-			else {
+		for (const event of (anchoring ? events : fresh).filter(isRunEvent)) {
+			const ids = idsIn(event.data);
+			const ours = ids.filter((id) => known.has(id));
+			if (!anchoring) for (const id of ids) if (!known.has(id)) this.endsListed.set(id, now);
+			if (ours.length > 0) {
 				this.namesRuns = true;
 				this.evidence = [];
-			}
+			} else if (!anchoring) unnamed++;
 			for (const run of runsOf(ours)) this.nameRun(run, event, now);
 		}
 		// A read with no end it cannot place is a look at every run. Run events that name no run of
@@ -436,14 +430,11 @@ export class Policy {
 
 	/** When the run's check is due (Infinity while it is checked or waits for its round's sweep). */
 	private dueOf(run: Run, cover: Set<Run>, now: number, inTurn?: Run | false): number {
-		const { wait } = run;
 		if (run.checking) return Infinity;
 		let due = run.soonAt ?? run.dueAt;
-		if (run.soonAt === undefined && wait.rotating && run.role === 'probe') {
-			// The probe read longest ago goes next, at the rotation's time, unless lined up earlier.
-			const turn = Math.max(wait.rotationAt ?? now, run.bornAt + run.firstAge);
-			if (inTurn === run) due = Math.min(due ?? Infinity, turn);
-		}
+		// The probe read longest ago goes next, at the rotation's time, unless lined up earlier.
+		const turn = Math.max(run.wait.rotationAt ?? now, run.bornAt + run.firstAge);
+		if (inTurn === run) due = Math.min(due ?? Infinity, turn);
 		if (due !== undefined && cover.has(run)) due = this.coveredDue(run, due, now);
 		return Math.min(due ?? Infinity, maxWaitEnd(run));
 	}
@@ -451,12 +442,10 @@ export class Policy {
 	/** A run the list looks at is read by itself a gap past the last look, or once much older. */
 	private coveredDue(run: Run, due: number, now: number): number {
 		const { bornAt, earliest } = this.lookBasis(run, now);
-		const longest = this.lengthsOf(workflowOf(run))?.longest;
+		const longest = this.lengthsOf(workflowOf(run))?.longest ?? 0;
 		const grace = run.wait.settings.notFoundGraceMs;
-		const sparse =
-			run.readAge === undefined
-				? run.bornAt + Math.max(LOOK_FACTOR * Math.max(grace, longest ?? 0), run.firstAge)
-				: run.bornAt + LOOK_FACTOR * run.readAge;
+		const unread = Math.max(LOOK_FACTOR * Math.max(grace, longest), run.firstAge);
+		const sparse = run.bornAt + (run.readAge === undefined ? unread : LOOK_FACTOR * run.readAge);
 		// Where events name their run only a slow read of the list lets a run's own reads through:
 		// slow from when it left, since a read waiting for the pace has the reads after it waiting too.
 		if (this.namesRuns && this.readSentAt === undefined) return sparse;
@@ -472,10 +461,9 @@ export class Policy {
 	/** The probe read longest ago, the oldest first. */
 	private nextInRotation(wait: Wait): Run | undefined {
 		const isFree = (run: Run) => !run.outcome && !run.checking && run.soonAt === undefined;
-		const readAt = (run: Run) => (run.readAge ?? -Infinity) + run.bornAt;
 		const free = wait.probes.filter(isFree);
 		if (wait.oldestTurn) return free.sort(byAge)[0];
-		return free.sort((a, b) => readAt(a) - readAt(b) || byAge(a, b))[0];
+		return free.sort((a, b) => lastReadAt(a) - lastReadAt(b) || byAge(a, b))[0];
 	}
 
 	/** A read found the run not final. */
@@ -533,8 +521,7 @@ export class Policy {
 		const picks = new Set(Array.from({ length: count }, (_, part) => middle(part)));
 		wait.probes = pool.filter((_, index) => picks.has(index));
 		for (const run of wait.probes) {
-			const readAt = run.readAge === undefined ? -Infinity : run.bornAt + run.readAge;
-			const again = readAt + this.gap(wait, now - run.bornAt, PROBE_SHARE);
+			const again = lastReadAt(run) + this.gap(wait, now - run.bornAt, PROBE_SHARE);
 			run.role = 'probe';
 			run.dueAt = wait.rotating ? undefined : Math.max(now, run.bornAt + run.firstAge, again);
 		}
@@ -575,12 +562,10 @@ export class Policy {
 
 	/** A run's length from its submission (`startedOn`, by id) to its end, on the API's clock. */
 	private learn(run: Run, now: number): void {
-		const answer = run.lastAnswer ?? {};
-		const started = timeOf(answer.startedOn);
-		const completed = timeOf(answer.completedOn);
 		const ahead = this.apiAhead ?? 0;
-		const submitted = run.target.submittedAt === undefined ? started - ahead : run.bornAt;
-		const kept = completed - submitted;
+		const startedAt = timeOf(run.lastAnswer?.startedOn) - ahead;
+		const submitted = run.target.submittedAt === undefined ? startedAt : run.bornAt;
+		const kept = timeOf(run.lastAnswer?.completedOn) - submitted;
 		const seen = Number.isFinite(kept) && kept >= ahead ? kept : now - run.bornAt + ahead;
 		const key = workflowOf(run);
 		const known = this.lengths.get(key);

@@ -12,8 +12,9 @@ export const BACK_OFF = 0.85;
 export const SLOW_GROWTH = 0.02;
 export const LIMIT_TRUSTED_MS = 60_000;
 
-/** Rates are reads a second; sends are kept so that a refused read's 429 may come a second late. */
+/** A unit, not a choice: rates are reads a second. */
 const SECOND_MS = 1000;
+/** The second a 429 counts back, and a second for that 429 to come late. */
 const SENDS_KEPT_MS = 2 * SECOND_MS;
 /** A 429 under the trusted limit lowers it only if another came under it this shortly before. */
 export const LOWER_AFTER_MS = 10 * SECOND_MS;
@@ -41,7 +42,8 @@ export class ReadPacer {
 	trySend(now: number, ticket?: object): boolean {
 		const first = !ticket || this.queue.add(ticket).values().next().value === ticket;
 		const interval = SECOND_MS / this.readsPerSecond;
-		if (this.trustedLimit(now) !== undefined) {
+		const trusted = this.trustedLimit(now);
+		if (trusted !== undefined) {
 			// A read after a pause may go close behind the one before (below), but under a trusted
 			// limit not so that a second holds more than the pace: the API's window would refuse one.
 			// The second is counted a step long (the pace's step under the limit, at a limit of 1 too):
@@ -58,7 +60,7 @@ export class ReadPacer {
 			// Back under a trusted limit, reads held within each second count as held all along:
 			// answers come in bursts, and the pace that was cut at the 429 is to grow back to it.
 			const lastSentAt = this.sentAt[this.sentAt.length - 1] ?? -Infinity;
-			const burst = this.trustedLimit(now) !== undefined && now - lastSentAt <= SECOND_MS;
+			const burst = trusted !== undefined && now - lastSentAt <= SECOND_MS;
 			if (!this.heldSinceSend && !burst) this.heldSince = undefined;
 			this.heldSinceSend = false;
 			this.sentAt.push(now);
@@ -71,7 +73,7 @@ export class ReadPacer {
 		if (now - this.heldSince < (this.limit ? SECOND_MS : GROWTH_AFTER_MS)) return false;
 		// The rate doubles, up to a step under a trusted limit: a 429 costs a second of slower reads.
 		// Past a limit no longer trusted it grows slowly, to find whether the limit rose.
-		const [rate, trusted] = [this.readsPerSecond, this.trustedLimit(now)];
+		const rate = this.readsPerSecond;
 		let grown = rate * (this.limit && trusted === undefined ? 1 + SLOW_GROWTH : 2);
 		if (trusted !== undefined) grown = Math.max(rate, Math.min(grown, trusted * (1 - SLOW_GROWTH)));
 		this.readsPerSecond = grown;
