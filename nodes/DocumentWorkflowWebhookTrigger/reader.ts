@@ -121,8 +121,9 @@ export class WebhookReaders {
 		// since the last read: one more read); past the bound the oldest go, by age, not map order.
 		const owedBefore = owed.size;
 		for (const [id, at] of owed) if (now - at > settings.overlapMs) owed.delete(id);
-		const byAge = [...owed].sort(([, a], [, b]) => a - b);
-		for (const [id] of byAge.slice(0, Math.max(0, owed.size - MAX_OWED))) owed.delete(id);
+		if (owed.size > MAX_OWED)
+			for (const [id] of [...owed].sort(([, a], [, b]) => a - b).slice(0, owed.size - MAX_OWED))
+				owed.delete(id);
 		if (rung.length > 0 || owed.size < owedBefore)
 			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
 		let wake = () => {};
