@@ -10,7 +10,14 @@ import { CREDENTIAL_TYPE } from '../shared/credentialType';
 import type { CursorRead, PageReader, ReadOptions } from '../shared/cursorRead';
 import { readEvents, startBefore } from '../shared/cursorRead';
 import type { EventCursor } from '../shared/eventCursor';
-import { frontier, isDone, loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
+import {
+	frontier,
+	idOf,
+	isDone,
+	loadCursor,
+	mergeCursors,
+	storeCursor,
+} from '../shared/eventCursor';
 import { readEventPage } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
 import type { Held, ReadTiming } from './readPolicy';
@@ -184,6 +191,8 @@ export class WebhookReaders {
 			read = { failure: error as Error }; // only startBefore throws (readEvents returns it)
 		}
 		const failure = read.failure;
+		// What another process's save, loaded meanwhile, has done is not emitted again.
+		const events = read.events?.filter((event) => !isDone(trigger.cursor, idOf(event)));
 		// A copy a delivery loaded meanwhile (another process's save) is kept; the start adds nothing.
 		if (read.cursor) trigger.cursor = mergeCursors(read.cursor, trigger.cursor ?? read.cursor);
 		for (const id of trigger.owed.keys()) if (isDone(trigger.cursor, id)) trigger.owed.delete(id);
@@ -197,13 +206,13 @@ export class WebhookReaders {
 			more: !failure && !read.complete,
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
-		const [found, owed] = [!!read.events?.length, trigger.owed.size];
+		const [found, owed] = [!!events?.length, trigger.owed.size];
 		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
 		// For every delivery held (those that came during it too): who carries the events, who stays
 		// till when, who leaves: at once, one asleep too (woken), its place free for a newcomer.
 		const waiting = [...trigger.held];
 		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
-		if (carrier && read.events) carrier.events = read.events;
+		if (carrier && events) carrier.events = events;
 		for (const [delivery, holdUntil] of staying) delivery.holdUntil = holdUntil;
 		for (const d of waiting.filter((w) => !staying.has(w))) {
 			trigger.held.delete(d);
