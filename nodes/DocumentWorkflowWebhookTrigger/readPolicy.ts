@@ -1,6 +1,8 @@
 /** When the webhook trigger reads and which deliveries wait (`reader.ts` reads); pure, the clock
  * passed in; why: README.md. A delivery stays till a read since it came looked for its ids, or its
  * hold ends. */
+import type { EventCursor } from '../shared/eventCursor';
+import { frontier } from '../shared/eventCursor';
 
 /** The shortest time between two reads while every id that rang for them was listed. */
 export const FAST_GAP_MS = 250;
@@ -33,9 +35,12 @@ export function nextReadAt(timing: ReadTiming, owed: number): number | undefined
 	return Math.max(wanted, timing.lastReadAt + gap);
 }
 
-/** A read goes over what was read before a second after the last did, or for an owed id there. */
-export const rechecks = (timing: ReadTiming, now: number, owedBehindFrontier: boolean) =>
-	owedBehindFrontier || now - timing.checkedAt >= SLOW_GAP_MS;
+/** A read goes over what was read before a second after the last did, or for an owed id there:
+ * every owed id, not just those that rang now, as one listed late below the frontier is found. */
+export function rechecks(timing: ReadTiming, now: number, owed: string[], cursor?: EventCursor) {
+	const newest = cursor && frontier(cursor);
+	return owed.some((id) => !!newest && id <= newest) || now - timing.checkedAt >= SLOW_GAP_MS;
+}
 
 /** The rule's time: an answered delivery's event comes out within this long of it, once listed. */
 export const RULE_MS = 10_000;
@@ -47,24 +52,19 @@ export const MAX_HOLD_MS = READ_MS + RULE_MS;
 /** A held delivery as the policy sees it: `readsBefore` its arrival; `holdUntil` as the last read's
  * `afterRead` set it (unset: `HOLD_MS` after it came). */
 export type Held = { arrivedAt: number; readsBefore: number; state: string; holdUntil?: number };
+type Outcome = { index: number; failed: boolean; found: boolean; owed: number; more: boolean };
 
 /** Until when a held delivery waits: for its next read (`due`), within its hold; for a read in
  * flight it did not start, however long (its ids stay owed), within `MAX_HOLD_MS` of arriving. */
 export const waitsUntil = (d: Held, due: number, inFlight: boolean) =>
 	inFlight ? d.arrivedAt + MAX_HOLD_MS : Math.min(due, d.holdUntil ?? d.arrivedAt + HOLD_MS);
 
-/**
- * After read number `index`: the earliest delivery that started or joined it carries what it
- * found; while ids are owed or more is listed, the latest other one stays
- * as holder (`MAX_HOLD_MS` while more is listed: a backlog). One that came during the read stays
- * `RULE_MS` (else a long read answers it unread); the holder, and all after a failed read,
- * `HOLD_MS`; the rest leave. Holds count from arrival; `staying`: each → when its hold ends.
- */
-export function afterRead<T extends Held>(
-	waiting: T[],
-	read: { index: number; failed: boolean; found: boolean; owed: number; more: boolean },
-	now: number,
-): { carrier?: T; staying: Map<T, number> } {
+/** After read number `index`: the earliest delivery that started or joined it carries what it
+ * found; while ids are owed or more is listed, the latest other one stays as holder (`MAX_HOLD_MS`
+ * while more is listed: a backlog). One that came during the read stays `RULE_MS` (else a long read
+ * answers it unread); the holder, and all after a failed read, `HOLD_MS`; the rest leave. Holds
+ * count from arrival; `staying`: each → when its hold ends. */
+export function afterRead<T extends Held>(waiting: Iterable<T>, read: Outcome, now: number) {
 	const byArrival = [...waiting].sort((a, b) => a.arrivedAt - b.arrivedAt);
 	const carrier = read.found ? byArrival.find(({ state }) => state !== 'asleep') : undefined;
 	const others = byArrival.filter((delivery) => delivery !== carrier);

@@ -10,7 +10,7 @@ import { CREDENTIAL_TYPE } from '../shared/credentialType';
 import type { CursorRead, PageReader, ReadOptions } from '../shared/cursorRead';
 import { readEvents, startBefore } from '../shared/cursorRead';
 import type { EventCursor } from '../shared/eventCursor';
-import { frontier, isDone, loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
+import { idOf, isDone, loadCursor, mergeCursors, storeCursor } from '../shared/eventCursor';
 import { readEventPage } from '../shared/eventList';
 import { LruMap } from '../shared/lruMap';
 import type { Held, ReadTiming } from './readPolicy';
@@ -60,12 +60,11 @@ const nameOf = (ctx: IWebhookFunctions | IHookFunctions) =>
 
 /** Pages of the event list: few, short retries (the next delivery reads anyway). */
 export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader {
-	const retry = { maxRetries: 2, baseDelayMs: 200, maxDelayMs: 1000 };
-	return async (query) =>
-		await readEventPage(ctx, query, {
-			retry: { ...retry, deadline: Date.now() + READ_TIMEOUT_MS },
-			timeoutMs: READ_TIMEOUT_MS,
-		});
+	return async (query) => {
+		const deadline = Date.now() + READ_TIMEOUT_MS;
+		const retry = { maxRetries: 2, baseDelayMs: 200, maxDelayMs: 1000, deadline };
+		return await readEventPage(ctx, query, { retry, timeoutMs: READ_TIMEOUT_MS });
+	};
 }
 
 /** Whether a new delivery may be held: past MAX_HELD the oldest joined to the read in flight (a
@@ -83,6 +82,9 @@ export class WebhookReaders {
 	/** Forgets every trigger, as a restart of n8n does (tests). */
 	static reset = () => void (WebhookReaders.instance = undefined);
 	private readonly triggers = new LruMap<string, Trigger>(MAX_TRIGGERS, inUse);
+	/** The node seen last per workflow and node name: a delivery held by one replaced meanwhile saves
+	 * nothing (n8n saves a request's whole static data: it would take back the new node's). */
+	private readonly lastNode = new LruMap<string, string>(MAX_TRIGGERS);
 
 	/** Deliveries held and ids owed, in this process and at most by one trigger (tests). */
 	size(): { held: number; owed: number; mostOwed: number } {
@@ -90,10 +92,6 @@ export class WebhookReaders {
 		const held = [...this.triggers.values()].reduce((n, trigger) => n + trigger.held.size, 0);
 		return { held, owed: owed.reduce((a, b) => a + b, 0), mostOwed: Math.max(0, ...owed) };
 	}
-
-	/** The node seen last per workflow and node name: a delivery held by one replaced meanwhile saves
-	 * nothing (n8n saves a request's whole static data: it would take back the new node's). */
-	private readonly lastNode = new LruMap<string, string>(MAX_TRIGGERS);
 
 	/** As an activation saves a start: the cursor and owed ids this process holds now (kept). */
 	activated(ctx: IHookFunctions) {
@@ -108,8 +106,7 @@ export class WebhookReaders {
 		this.lastNode.set(nameOf(ctx), ctx.getNode().id);
 		const trigger = this.triggers.getOrCreate(triggerKey(ctx), () => new Trigger());
 		const { owed } = trigger;
-		const loaded = loadCursor(ctx);
-		const now = Date.now();
+		const [loaded, now] = [loadCursor(ctx), Date.now()];
 		if (loaded) trigger.cursor = trigger.cursor ? mergeCursors(trigger.cursor, loaded) : loaded;
 		// A saved copy older than the cursor may owe ids done since: those are not taken back.
 		for (const [id, at] of Object.entries(loaded?.owed ?? {}))
@@ -121,8 +118,9 @@ export class WebhookReaders {
 		// since the last read: one more read); past the bound the oldest go, by age, not map order.
 		const owedBefore = owed.size;
 		for (const [id, at] of owed) if (now - at > settings.overlapMs) owed.delete(id);
-		const byAge = [...owed].sort(([, a], [, b]) => a - b);
-		for (const [id] of byAge.slice(0, Math.max(0, owed.size - MAX_OWED))) owed.delete(id);
+		if (owed.size > MAX_OWED)
+			for (const [id] of [...owed].sort(([, a], [, b]) => a - b).slice(0, owed.size - MAX_OWED))
+				owed.delete(id);
 		if (rung.length > 0 || owed.size < owedBefore)
 			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
 		let wake = () => {};
@@ -159,31 +157,25 @@ export class WebhookReaders {
 		const saved = Object.keys(loaded?.owed ?? {});
 		const changed = saved.length !== owed.size || saved.some((id) => !owed.has(id));
 		const replaced = this.lastNode.get(nameOf(ctx)) !== ctx.getNode().id;
-		const worth = delivery.events.length > 0 || changed || !loaded;
-		if (trigger.cursor && worth && !replaced)
+		if (trigger.cursor && !replaced && (changed || !loaded || delivery.events.length > 0))
 			storeCursor(ctx, trigger.cursor, loaded, Object.fromEntries(owed));
 		return { events: delivery.events, owes: ids.some((id) => owed.has(id)) };
 	}
 
 	private async readOnce(trigger: Trigger, settings: TriggerSettings, ctx: IWebhookFunctions) {
-		const [startedAt, index] = [Date.now(), ++trigger.reads];
-		const newest = trigger.cursor && frontier(trigger.cursor);
-		const firstLook = trigger.rung;
-		// Every owed id, not just those that rang now: one listed late below the frontier is found.
-		const behind = [...trigger.owed.keys()].some((id) => !!newest && id <= newest);
-		const recheck = rechecks(trigger.timing, startedAt, behind);
+		const [firstLook, startedAt, index] = [trigger.rung, Date.now(), ++trigger.reads];
+		const recheck = rechecks(trigger.timing, startedAt, [...trigger.owed.keys()], trigger.cursor);
 		[trigger.rung, trigger.timing.rungAt] = [new Set(), Infinity];
-		let read: Partial<CursorRead>;
-		try {
-			const pages = pageReader(ctx);
+		const pages = pageReader(ctx);
+		const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + READ_MS, recheck };
+		const read: Partial<CursorRead> = await (async () => {
 			const start = trigger.cursor ?? (await startBefore(pages, FRESH_START_LOOK_BACK_MS));
-			const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + READ_MS, recheck };
-			read = await readEvents(pages, start, { ...settings, ...limits });
-		} catch (error) {
-			read = { failure: error as Error }; // only startBefore throws (readEvents returns it)
-		}
+			return await readEvents(pages, start, { ...settings, ...limits });
+		})().catch((failure: Error) => ({ failure })); // only startBefore throws; readEvents returns it
 		const failure = read.failure;
-		// A copy a delivery loaded meanwhile (another process's save) is kept; the start adds nothing.
+		// A copy a delivery loaded meanwhile (another process's save) is kept, and what it has done is
+		// not emitted again; the start adds nothing.
+		const events = read.events?.filter((event) => !isDone(trigger.cursor, idOf(event)));
 		if (read.cursor) trigger.cursor = mergeCursors(read.cursor, trigger.cursor ?? read.cursor);
 		for (const id of trigger.owed.keys()) if (isDone(trigger.cursor, id)) trigger.owed.delete(id);
 		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
@@ -196,25 +188,22 @@ export class WebhookReaders {
 			more: !failure && !read.complete,
 			checkedAt: recheck && !failure ? startedAt : trigger.timing.checkedAt,
 		};
-		const [found, owed] = [!!read.events?.length, trigger.owed.size];
-		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed };
+		const found = !!events?.length;
+		const outcome = { ...trigger.timing, index, failed: !!failure, found, owed: trigger.owed.size };
 		// For every delivery held (those that came during it too): who carries the events, who stays
 		// till when, who leaves: at once, one asleep too (woken), its place free for a newcomer.
-		const waiting = [...trigger.held];
-		const { carrier, staying } = afterRead(waiting, outcome, Date.now());
-		if (carrier && read.events) carrier.events = read.events;
+		const { carrier, staying } = afterRead(trigger.held, outcome, Date.now());
+		if (carrier && events) carrier.events = events;
 		for (const [delivery, holdUntil] of staying) delivery.holdUntil = holdUntil;
-		for (const d of waiting.filter((w) => !staying.has(w))) {
-			trigger.held.delete(d);
-			d.wake();
-		}
+		const leaving = [...trigger.held].filter((delivery) => !staying.has(delivery));
+		for (const delivery of leaving) trigger.held.delete(delivery);
+		for (const delivery of leaving) delivery.wake();
 		// Logged at most once a minute: delivered ids not listed when first looked for, failed reads.
 		const report = trigger.report;
 		if (failure) [report.failures, report.failure] = [report.failures + 1, failure.message];
 		else if (unlisted.length)
 			[report.notListed, report.example] = [report.notListed + unlisted.length, unlisted[0]];
-		if (report.notListed + report.failures === 0 || Date.now() - report.at < REPORT_EVERY_MS)
-			return;
+		if (!(report.notListed || report.failures) || Date.now() - report.at < REPORT_EVERY_MS) return;
 		const node = `Document Workflow Webhook Trigger "${ctx.getNode().name}"`;
 		const notListed =
 			`${node}: ${report.notListed} delivered event id(s) the API did not list when looked for ` +

@@ -124,3 +124,34 @@ describe('Document Workflow Webhook Trigger: two webhook processes, each its own
 		}
 	}, 60_000);
 });
+
+describe('Document Workflow Webhook Trigger: two webhook processes, one read slow', () => {
+	test('an event the other process emitted while a read ran is not emitted by that read', async () => {
+		const store = new StaticDataStore();
+		const shared = { credentials: env.credentials, store, nodeId: 'queue-trigger', typeVersion: 2 };
+		const first = await new WebhookHost(shared).start();
+		const second = await new WebhookHost({ ...shared, process: secondProcess() }).start();
+		try {
+			await first.activate();
+			const { ids } = await env.sandbox.control.createEvents([{ type: 'run.completed' }], {
+				returnIds: true,
+			});
+			const event = ids![0];
+			// The first process's read waits on its first page, from the cursor of the activation.
+			const slow = { pathPrefix: '/events', kind: 'latency', ms: 1500, count: 1 } as const;
+			await env.sandbox.control.addFault(slow);
+			const slowRead = first.post({ id: event });
+			await wait(200);
+			// Meanwhile the second process emits the event and saves; the service repeats it to the
+			// first, whose delivery loads that save while the slow read is still running.
+			await second.post({ id: event });
+			await first.post({ id: event });
+			await slowRead;
+			await Promise.all([first.settled(), second.settled()]);
+			expect(second.emitted().map((item) => item.id)).toEqual([event]);
+			expect(first.emitted().map((item) => item.id)).toEqual([]);
+		} finally {
+			await Promise.all([first.stop(), second.stop()]);
+		}
+	});
+});

@@ -55,11 +55,14 @@ describe('nextReadAt', () => {
 	});
 });
 
-test('rechecks: a second after the last recheck, or for an id that rang behind the frontier', () => {
-	expect(rechecks(after({}), T + SLOW_GAP_MS - 1, false)).toBe(false);
-	expect(rechecks(after({}), T + SLOW_GAP_MS, false)).toBe(true);
-	expect(rechecks(after({}), T + 1, true)).toBe(true);
-	expect(rechecks(firstTiming(), T, false)).toBe(true);
+test('rechecks: a second after the last recheck, or for an owed id behind the frontier', () => {
+	const cursor = { after: 'b', afterCreatedOnMs: null, listed: { d: null } };
+	expect(rechecks(after({}), T + SLOW_GAP_MS - 1, [])).toBe(false);
+	expect(rechecks(after({}), T + SLOW_GAP_MS, [])).toBe(true);
+	expect(rechecks(after({}), T + 1, ['c'], cursor)).toBe(true);
+	expect(rechecks(after({}), T + 1, ['e'], cursor)).toBe(false);
+	expect(rechecks(after({}), T + 1, ['c'])).toBe(false);
+	expect(rechecks(firstTiming(), T, [])).toBe(true);
 });
 
 describe('afterRead', () => {
