@@ -33,11 +33,12 @@ type ReadBounds = { sinceMs?: number; goOver?: number; until?: number };
  * all; `complete`: it reached the list's end; `failure`: what stopped it, after what it read. */
 export type CursorRead = Awaited<ReturnType<typeof readEvents>>;
 
-/** A lower bound of the API's clock when it answered, by which events age (ours may be off): its
- * `Date` (less the round trip), or the newest event listed; -Infinity: neither. */
-export function apiNowOf(page: EventPage): number {
-	const times = [page.apiTimeMs, ...page.events.map(createdOnMs)].filter(Number.isFinite);
-	return Math.max(...(times as number[]));
+/** A lower bound of the API's clock when it answered, by which events age: its `Date` (less the
+ * round trip), else the later of the newest event listed and `oursMs`, our clock as sent (a read
+ * takes it less a window: a bound unless the API's clock is more than that behind ours). */
+export function apiNowOf(page: EventPage, oursMs = -Infinity): number {
+	const clock = Number.isFinite(page.apiTimeMs) ? page.apiTimeMs : oursMs;
+	return Math.max(clock, ...page.events.map((event) => createdOnMs(event) ?? -Infinity));
 }
 
 /** A page; one past the end of the list may be refused (400, 404): then an empty one. */
@@ -64,9 +65,10 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 	let [requests, apiTimeMs, added, complete] = [0, -Infinity, 0, false];
 	let failure: Error | undefined;
 	const ask: PageReader = async (query) => {
+		const oursMs = Date.now() - options.overlapMs;
 		requests++;
-		const page = await read(query);
-		apiTimeMs = Math.max(apiTimeMs, apiNowOf(page));
+		const page = await read(query).then((got) => ({ ...got, apiTimeMs: apiNowOf(got, oursMs) }));
+		apiTimeMs = Math.max(apiTimeMs, page.apiTimeMs);
 		return page;
 	};
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
@@ -202,9 +204,7 @@ export async function anchorAtNewest(read: PageReader, options: AnchorOptions) {
  * all since): on the newest page, else found by a binary search, then on by key. */
 export async function startBefore(read: PageReader, lookBackMs: number): Promise<EventCursor> {
 	const newest = await newestPage(read);
-	// No `Date` header: the newest event is the API's only clock (old on a quiet list): use ours.
-	const ours = Number.isFinite(newest.page.apiTimeMs) ? -Infinity : Date.now();
-	const startMs = Math.max(apiNowOf(newest.page), ours) - lookBackMs;
+	const startMs = apiNowOf(newest.page, Date.now()) - lookBackMs; // a quiet list's newest is old
 	const before = (event?: IDataObject) => !!event && (createdOnMs(event) ?? Infinity) < startMs;
 	// The last page whose first event was created before the start: the start lies in it.
 	let page = newest.page;

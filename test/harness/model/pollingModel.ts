@@ -611,6 +611,7 @@ export async function checkPollingProperty(
 export const pollingStep = {
 	wait: (ms: number) => sharedStep.wait(ms),
 	restart: (downMs: number) => sharedStep.restart(downMs, STYLE),
+	rename: (name: string) => sharedStep.rename(name),
 	copyWorkflow: () => sharedStep.copyWorkflow(),
 	replaceNode: () => sharedStep.replaceNode(),
 	burst: (count: number, lateShare = 0) => new Burst(count, lateShare),

@@ -144,6 +144,7 @@ export const sharedStep = {
 	apiFails: (faults: Fault[], style: StepStyle) => new ApiFaults(faults, style),
 	deactivateFor: (downMs: number, style: StepStyle) => new Deactivate(downMs, style),
 	restart: (downMs: number, style: StepStyle) => new Restart(downMs, style),
+	rename: (name: string) => new Rename(name),
 	copyWorkflow: () => new CopyWorkflow(),
 	replaceNode: () => new ReplaceNode(),
 	latency: (ms: number) => new Latency(ms),
