@@ -63,6 +63,7 @@ async function inPlaceUpTo(ask: PageReader, after: string | null, ids: string[],
 export async function readEvents(read: PageReader, cursor: EventCursor, options: ReadOptions) {
 	const events: IDataObject[] = [];
 	let [requests, apiTimeMs, added, complete] = [0, -Infinity, 0, false];
+	const startedAt = Date.now();
 	let failure: Error | undefined;
 	const ask: PageReader = async (query) => {
 		const oursMs = Date.now() - options.overlapMs;
@@ -155,10 +156,11 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			const half = (Date.now() + options.until) / 2;
 			const oldToEnd = await readFrom(from, { sinceMs, goOver: old.length, until: half });
 			// 2: the new events first (Max Events per Poll goes to them), unless 1 reached the end or
-			// 3, from where 1 left `after`, starts within three pages of the newest known id.
+			// 3, from where 1 left `after`, reaches them within three pages, at the pace so far, in time.
 			const restFrom = (next.after ?? '') > (from ?? '') ? next.after : from;
 			const near = ids.length - ids.indexOf(restFrom ?? '') <= 3 * MAX_PAGE_SIZE;
-			const newCovered = oldToEnd || near || (await readFrom(newest));
+			const inTime = Date.now() + (4 * (Date.now() - startedAt)) / requests <= options.until;
+			const newCovered = oldToEnd || (near && inTime) || (await readFrom(newest));
 			// 3: the rest, once no new event waits; cut short of the newest known id, `resume` is its stop.
 			complete = oldToEnd || (newCovered && (await readFrom(restFrom, { sinceMs })));
 			const cut = newCovered && !complete && (stoppedAt ?? '') < (newest ?? '');

@@ -448,3 +448,23 @@ test(`MODEL_SEED=501529389: a forged old id just after a read's events have left
 		step.forged('old', 0, 100),
 	]);
 }, 60_000);
+
+test(`MODEL_SEED=-2011544556: at 2 s a request, a look back whose count took most of the read's time reads the new events before the rest of the known ids: ${WEBHOOK_PROPERTIES.deliveries}`, async () => {
+	// 300 known ids, two listed late among them; five minutes on, one new event delivered. The look
+	// back counted where the late ones entered (3 pages, 6 s) and, the rest of the known ids lying
+	// within three pages of the newest, read on through them instead of asking for the new events
+	// first: 10 s ran out two pages short, and the new event waited 34 s for the next delivery.
+	const setup = { ...quietApi, events: ['run.completed'], api: { ...quietApi.api, latencyMs: 0 } };
+	await checkWebhookHistory('deliveries', setup, [
+		step.burst(71, 0),
+		step.create(
+			{ type: 0, lateMs: 10_000, deliveries: [0] },
+			{ type: 0, lateMs: 0, deliveries: [] },
+			{ type: 0, lateMs: 500, deliveries: [0] },
+		),
+		step.deactivateFor(879),
+		step.latency(2000),
+		step.burst(94, 0),
+		step.burst(132, 0),
+	]);
+}, 60_000);
