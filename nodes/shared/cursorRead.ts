@@ -50,7 +50,7 @@ const pageOrNone = async (read: PageReader, query: EventQuery): Promise<EventPag
 
 /** How many of the known `ids` (ascending) are still in place in the list after `after`, through
  * page `page`. The list only grows: an id still at place k has just `ids[0..k)` below it, so all
- * before it are in place; if the page's first moved, the pages before are taken as in place. */
+ * before it are in place; if the page's first moved, the caller searches the pages before it. */
 async function inPlaceUpTo(ask: PageReader, after: string | null, ids: string[], page: number) {
 	const answer = await pageOrNone(ask, { after, page });
 	const first = (page - 1) * MAX_PAGE_SIZE; // the place of the page's first entry

@@ -122,6 +122,6 @@ export function storeCursor(
 	// The 10 triggers saved last keep their copies; a deleted trigger's goes in time.
 	const kept = copies.filter(([id]) => id !== nodeId).slice(-9);
 	ctx.getWorkflowStaticData('node')[CURSOR_KEY] = JSON.parse(JSON.stringify(stored));
-	const copy = { ...stored, base }; // no `base` once the node's own is saved (JSON drops undefined)
+	const copy = { ...stored, base }; // `base` kept till a load finds the node's own
 	global[COPIES_KEY] = JSON.parse(JSON.stringify(Object.fromEntries([...kept, [nodeId, copy]])));
 }
