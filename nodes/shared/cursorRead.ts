@@ -61,9 +61,8 @@ async function inPlaceUpTo(ask: PageReader, after: string | null, ids: string[],
 /** The events after the cursor not done yet, and its next state; with `recheck`, also those listed
  * late among what was read before. By key: events entering or leaving meanwhile shift no page. */
 export async function readEvents(read: PageReader, cursor: EventCursor, options: ReadOptions) {
-	const events: IDataObject[] = [];
+	const [events, startedAt] = [[] as IDataObject[], Date.now()];
 	let [requests, apiTimeMs, added, complete] = [0, -Infinity, 0, false];
-	const startedAt = Date.now();
 	let failure: Error | undefined;
 	const ask: PageReader = async (query) => {
 		const oursMs = Date.now() - options.overlapMs;
