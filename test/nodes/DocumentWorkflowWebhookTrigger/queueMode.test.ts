@@ -35,15 +35,21 @@ function secondProcess(): { nodeType: INodeType; forgetAll: () => void } {
 	return loaded!;
 }
 
+/** Two webhook processes of one n8n (each its own reader), sharing the workflow's static data. */
+async function twoProcesses() {
+	const store = new StaticDataStore();
+	const shared = { credentials: env.credentials, store, nodeId: 'queue-trigger', typeVersion: 2 };
+	const first = await new WebhookHost(shared).start();
+	const second = await new WebhookHost({ ...shared, process: secondProcess() }).start();
+	return { store, first, second };
+}
+
 describe('Document Workflow Webhook Trigger: two webhook processes, every delivery at both', () => {
 	test.each([
 		['together', 0],
 		['up to 3 s apart', 3000],
 	])('copies %s: no event lost; events started twice counted', async (_label, maxDelayMs) => {
-		const store = new StaticDataStore();
-		const shared = { credentials: env.credentials, store, nodeId: 'queue-trigger', typeVersion: 2 };
-		const first = await new WebhookHost(shared).start();
-		const second = await new WebhookHost({ ...shared, process: secondProcess() }).start();
+		const { first, second } = await twoProcesses();
 		try {
 			// The main process activates the workflow; the webhook processes only receive.
 			await first.activate();
@@ -91,10 +97,7 @@ describe('Document Workflow Webhook Trigger: two webhook processes, every delive
 
 describe('Document Workflow Webhook Trigger: two webhook processes, each its own deliveries', () => {
 	test(`past ${MAX_OWED} ids owed, the oldest goes first, also one another process received first`, async () => {
-		const store = new StaticDataStore();
-		const shared = { credentials: env.credentials, store, nodeId: 'queue-trigger', typeVersion: 2 };
-		const first = await new WebhookHost(shared).start();
-		const second = await new WebhookHost({ ...shared, process: secondProcess() }).start();
+		const { store, first, second } = await twoProcesses();
 		const savedOwed = () =>
 			Object.keys(
 				(store.data[`node:${first.nodeName}`] as Record<string, { owed?: object }>)[CURSOR_KEY]
@@ -127,10 +130,7 @@ describe('Document Workflow Webhook Trigger: two webhook processes, each its own
 
 describe('Document Workflow Webhook Trigger: two webhook processes, one read slow', () => {
 	test('an event the other process emitted while a read ran is not emitted by that read', async () => {
-		const store = new StaticDataStore();
-		const shared = { credentials: env.credentials, store, nodeId: 'queue-trigger', typeVersion: 2 };
-		const first = await new WebhookHost(shared).start();
-		const second = await new WebhookHost({ ...shared, process: secondProcess() }).start();
+		const { first, second } = await twoProcesses();
 		try {
 			await first.activate();
 			const { ids } = await env.sandbox.control.createEvents([{ type: 'run.completed' }], {
