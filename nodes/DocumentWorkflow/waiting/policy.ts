@@ -255,7 +255,7 @@ export class Policy {
 	/** A check's answer. */
 	answered(run: Run, answer: Answer, now: number): void {
 		this.released(run);
-		const { namedInFlight, completedListed } = run;
+		const { namedInFlight } = run;
 		run.namedInFlight = undefined;
 		if (answer.kind === 'replaced') {
 			run.triggerRunId ??= run.runId;
@@ -281,10 +281,8 @@ export class Policy {
 			this.placeByStart(run);
 			this.pending(run, now);
 			// An event listed its end while this check was out: its pending answer is older than that.
-			if (namedInFlight) {
-				run.soonAt = now;
-				run.completedListed = completedListed;
-			}
+			if (namedInFlight) run.soonAt = now;
+			else run.completedListed = false;
 		}
 	}
 
@@ -470,7 +468,6 @@ export class Policy {
 	private pending(run: Run, now: number): void {
 		run.readAge = now - run.bornAt;
 		run.linedUpAge = undefined;
-		run.completedListed = false;
 		if (run.role === 'swept') {
 			run.role = 'later';
 			run.dueAt = undefined;
