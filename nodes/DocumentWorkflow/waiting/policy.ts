@@ -165,12 +165,11 @@ export class Policy {
 	 * before the node adds it (its upload's answer waits for a busy process), and the list brings
 	 * each event once. Kept as long as the list looks back. */
 	private readonly endsListed = new Map<string, number>();
-	/** When the read in flight began, the last that succeeded, the last with no end to place. */
-	private readingSince?: number;
+	/** The read in flight: when it began, and when it left (its first request passed the pacer). */
+	private reading?: { since: number; sentAt?: number };
+	/** When the last read that succeeded began, and the last with no end to place. */
 	private readFrom = -Infinity;
 	private lookedFrom = -Infinity;
-	/** When the read in flight left (its first request passed the read pacer). */
-	private readSentAt?: number;
 	/** When the oldest run waited on as nothing was known of its workflow was submitted. */
 	private coldSince = Infinity;
 
@@ -209,7 +208,7 @@ export class Policy {
 		// A read is worth it for two runs, or for one where events are known to name their run.
 		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
 		const covering = this.namesRuns !== false && !this.listPaused(now) && enough;
-		const reading = this.readingSince !== undefined;
+		const reading = this.reading !== undefined;
 		const listAt = covering && !reading ? this.listDueAt(candidates, now) : Infinity;
 		const waits = [...this.waits];
 		const limit = Math.max(1, ...waits.map((wait) => Math.floor(wait.settings.concurrency)));
@@ -219,7 +218,7 @@ export class Policy {
 		const gap = listAt - this.readFrom;
 		const yielded = checking === 0 || !Number.isFinite(gap) || now - listAt >= gap;
 		const readList = listAt <= now && checking < limit && yielded;
-		if (readList) this.readingSince = now;
+		if (readList) this.reading = { since: now };
 		let inFlight = checking + (reading || readList ? 1 : 0);
 		// From the first read on (it looks too, though it only finds where the list ends).
 		const looking = covering && (this.list.anchored || reading || readList);
@@ -294,7 +293,7 @@ export class Policy {
 
 	/** The read of the list in flight left now, past the read pacer. */
 	listSent(now: number): void {
-		if (this.readingSince !== undefined) this.readSentAt ??= now;
+		if (this.reading) this.reading.sentAt ??= now;
 	}
 
 	/** A check ended without an answer (its wait ended, or it was cut off at its Max Wait Time). */
@@ -305,10 +304,9 @@ export class Policy {
 
 	/** What a read of the event list returned (undefined: nothing; `failed`: the list's fault). */
 	listRead(events: IDataObject[] | undefined, now: number, failed = !events): void {
-		const startedAt = this.readingSince ?? now;
+		const startedAt = this.reading?.since ?? now;
 		const previousRead = this.readFrom;
-		this.readingSince = undefined;
-		this.readSentAt = undefined;
+		this.reading = undefined;
 		this.failures = failed ? this.failures + 1 : 0;
 		if (failed) this.failedAt = now;
 		if (!events) return;
@@ -446,12 +444,12 @@ export class Policy {
 		const sparse = run.bornAt + (run.readAge === undefined ? unread : LOOK_FACTOR * run.readAge);
 		// Where events name their run only a slow read of the list lets a run's own reads through:
 		// slow from when it left, since a read waiting for the pace has the reads after it waiting too.
-		if (this.namesRuns && this.readSentAt === undefined) return sparse;
+		if (this.namesRuns && this.reading?.sentAt === undefined) return sparse;
 		// Measured as the list measures its next read, so that the list comes first. A read that had
 		// ends to place still looked at runs too young to have ended.
 		const young = this.readFrom - bornAt < earliest;
 		const lookFrom =
-			this.readSentAt ?? this.readingSince ?? (young ? this.readFrom : this.lookedFrom);
+			this.reading?.sentAt ?? this.reading?.since ?? (young ? this.readFrom : this.lookedFrom);
 		const lookedAge = Math.max(earliest, lookFrom - bornAt);
 		return Math.min(sparse, Math.max(due, lookFrom + this.gap(run.wait, lookedAge, RUN_SHARE)));
 	}
