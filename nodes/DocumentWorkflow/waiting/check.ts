@@ -132,14 +132,9 @@ export function maxWaitOutcome(
 				'"Return an Item" to route such runs and wait for them later with Run → Wait for ' +
 				'Completion.',
 		);
-	const json = { ...answer, runId: run.runId, documentId: documentIdOf(run, answer) };
-	return ended(ctx, run, {
-		...json,
-		status: status ?? null,
-		waitOutcome: 'timeLimit',
-		finished: false,
-		message,
-	});
+	const documentId = documentIdOf(run, answer);
+	const json = { ...answer, runId: run.runId, documentId, status: status ?? null };
+	return ended(ctx, run, { ...json, waitOutcome: 'timeLimit', finished: false, message });
 }
 
 /** A run id 404 past the grace period: its document says why, or lists it under another id. */
