@@ -59,8 +59,7 @@ export class ReadPacer {
 			this.nextSendAt = Math.max(this.nextSendAt, now - interval) + interval;
 			// Back under a trusted limit, reads held within each second count as held all along:
 			// answers come in bursts, and the pace that was cut at the 429 is to grow back to it.
-			const lastSentAt = this.sentAt[this.sentAt.length - 1] ?? -Infinity;
-			const burst = trusted !== undefined && now - lastSentAt <= SECOND_MS;
+			const burst = trusted !== undefined && now - (this.sentAt.at(-1) ?? -Infinity) <= SECOND_MS;
 			if (!this.heldSinceSend && !burst) this.heldSince = undefined;
 			this.heldSinceSend = false;
 			this.sentAt.push(now);
