@@ -414,14 +414,13 @@ export class Policy {
 	/** When the list is due: each run looked at within its share of its age at the last read. */
 	private listDueAt(candidates: Run[], now: number): number {
 		if (!this.list.anchored) return -Infinity;
-		let at = Infinity;
-		for (const run of candidates) {
+		const dueFor = (run: Run) => {
 			const { bornAt, earliest, share } = this.lookBasis(run, now);
 			// A look through the list: its own answer, then the run's.
 			const gap = this.gap(run.wait, Math.max(earliest, this.readFrom - bornAt), share, 2);
-			at = Math.min(at, Math.max(bornAt + earliest, this.readFrom + gap));
-		}
-		return at;
+			return Math.max(bornAt + earliest, this.readFrom + gap);
+		};
+		return Math.min(...candidates.map(dueFor));
 	}
 
 	/** When the run's check is due (Infinity while it is checked or waits for its round's sweep). */
