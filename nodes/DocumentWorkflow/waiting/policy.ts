@@ -208,8 +208,7 @@ export class Policy {
 		// A read is worth it for two runs, or for one where events are known to name their run.
 		const enough = candidates.length >= (this.namesRuns ? 1 : 2);
 		const covering = this.namesRuns !== false && !this.listPaused(now) && enough;
-		const reading = this.reading !== undefined;
-		const listAt = covering && !reading ? this.listDueAt(candidates, now) : Infinity;
+		const listAt = covering && !this.reading ? this.listDueAt(candidates, now) : Infinity;
 		const waits = [...this.waits];
 		const limit = Math.max(1, ...waits.map((wait) => Math.floor(wait.settings.concurrency)));
 		const checking = waits.reduce((sum, wait) => sum + wait.inFlight, 0);
@@ -219,9 +218,9 @@ export class Policy {
 		const yielded = checking === 0 || !Number.isFinite(gap) || now - listAt >= gap;
 		const readList = listAt <= now && checking < limit && yielded;
 		if (readList) this.reading = { since: now };
-		let inFlight = checking + (reading || readList ? 1 : 0);
+		let inFlight = checking + (this.reading ? 1 : 0);
 		// From the first read on (it looks too, though it only finds where the list ends).
-		const looking = covering && (this.list.anchored || reading || readList);
+		const looking = covering && (this.list.anchored || this.reading !== undefined);
 		const cover = new Set(looking ? candidates : []);
 		const runs = waits.flatMap(pendingRuns);
 		const turns = new Map(waits.map((wait) => [wait, wait.rotating && this.nextInRotation(wait)]));
