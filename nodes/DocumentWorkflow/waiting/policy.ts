@@ -304,7 +304,6 @@ export class Policy {
 	/** What a read of the event list returned (undefined: nothing; `failed`: the list's fault). */
 	listRead(events: IDataObject[] | undefined, now: number, failed = !events): void {
 		const startedAt = this.reading?.since ?? now;
-		const previousRead = this.readFrom;
 		this.reading = undefined;
 		this.failures = failed ? this.failures + 1 : 0;
 		if (failed) this.failedAt = now;
@@ -315,7 +314,6 @@ export class Policy {
 		// by itself, as late as a run the list looks at.)
 		const anchoring = !this.list.anchored;
 		const fresh = takeListRead(this.list, events);
-		this.readFrom = startedAt;
 		// Each id's runs: executions may wait on one run (Run → Wait for Completion) at once.
 		const pending = new Map<string, Run[]>();
 		for (const run of [...this.waits].flatMap(pendingRuns)) {
@@ -345,7 +343,7 @@ export class Policy {
 		}
 		// A run seen final is a miss once reads start past a read begun after it (none shows it), and
 		// LIST_LAG_MS after it: an event may be listed a little after its run ends.
-		const missedBefore = Math.min(previousRead, startedAt - LIST_LAG_MS);
+		const missedBefore = Math.min(this.readFrom, startedAt - LIST_LAG_MS);
 		const missed = this.evidence.filter((entry) => entry.seenAt < missedBefore).length;
 		this.evidence = this.evidence.slice(missed);
 		this.misses += missed;
@@ -353,6 +351,7 @@ export class Policy {
 			this.namesRuns = false;
 			this.evidence = [];
 		}
+		this.readFrom = startedAt;
 	}
 
 	/** An event named the run, its end: it is read at once, or again once its check out answers. */
