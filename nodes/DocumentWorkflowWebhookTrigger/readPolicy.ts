@@ -44,7 +44,7 @@ export function rechecks(timing: ReadTiming, now: number, owed: string[], cursor
 
 /** The rule's time: an answered delivery's event comes out within this long of it, once listed. */
 export const RULE_MS = 10_000;
-/** A read starts no request past this long; the next read goes on from there (`more`). */
+/** A read starts no request ending past this long at its pace; the next goes on (`more`). */
 export const READ_MS = 10_000;
 /** The longest hold (a backlog's holder, `afterRead`). */
 export const MAX_HOLD_MS = READ_MS + RULE_MS;

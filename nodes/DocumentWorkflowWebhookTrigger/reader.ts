@@ -1,7 +1,7 @@
 /** The webhook trigger's reads in one n8n process, shaped as n8n's `ConnectionPoolManager`: one
  * instance, a bounded map of triggers, one read in flight per trigger that deliveries join (when:
  * `readPolicy.ts`; why: README.md). A delivered id stays owed, and saved, until the cursor has it
- * done, it is past the overlap window, or `MAX_OWED` lets it go. */
+ * done, a read looked for it past the overlap window, or `MAX_OWED` lets it go. */
 import { createHash } from 'node:crypto';
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
@@ -114,15 +114,11 @@ export class WebhookReaders {
 		const rung = ids.filter((id) => !owed.has(id) && !isDone(trigger.cursor, id));
 		for (const id of rung) owed.set(id, now);
 		for (const id of rung) trigger.rung.add(id);
-		// An id past the overlap window since its delivery will never be listed (but may have been
-		// since the last read: one more read); past the bound the oldest go, by age, not map order.
-		const owedBefore = owed.size;
-		for (const [id, at] of owed) if (now - at > settings.overlapMs) owed.delete(id);
+		// Past the bound the oldest go, by age, not map order (a later read still emits them).
 		if (owed.size > MAX_OWED)
 			for (const [id] of [...owed].sort(([, a], [, b]) => a - b).slice(0, owed.size - MAX_OWED))
 				owed.delete(id);
-		if (rung.length > 0 || owed.size < owedBefore)
-			trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
+		if (rung.length > 0) trigger.timing.rungAt = Math.min(trigger.timing.rungAt, now);
 		let wake = () => {};
 		const woken = new Promise<void>((resolve) => (wake = resolve));
 		const [events, readsBefore] = [[], trigger.reads];
@@ -164,10 +160,11 @@ export class WebhookReaders {
 
 	private async readOnce(trigger: Trigger, settings: TriggerSettings, ctx: IWebhookFunctions) {
 		const [firstLook, startedAt, index] = [trigger.rung, Date.now(), ++trigger.reads];
-		const recheck = rechecks(trigger.timing, startedAt, [...trigger.owed.keys()], trigger.cursor);
+		const owed = [...trigger.owed.keys()]; // the read looks for them first
+		const recheck = rechecks(trigger.timing, startedAt, owed, trigger.cursor);
 		[trigger.rung, trigger.timing.rungAt] = [new Set(), Infinity];
 		const pages = pageReader(ctx);
-		const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + READ_MS, recheck };
+		const limits = { maxEvents: MAX_EVENTS_PER_READ, until: startedAt + READ_MS, recheck, owed };
 		const read: Partial<CursorRead> = await (async () => {
 			const start = trigger.cursor ?? (await startBefore(pages, FRESH_START_LOOK_BACK_MS));
 			return await readEvents(pages, start, { ...settings, ...limits });
@@ -177,7 +174,11 @@ export class WebhookReaders {
 		// not emitted again; the start adds nothing.
 		const events = read.events?.filter((event) => !isDone(trigger.cursor, idOf(event)));
 		if (read.cursor) trigger.cursor = mergeCursors(read.cursor, trigger.cursor ?? read.cursor);
-		for (const id of trigger.owed.keys()) if (isDone(trigger.cursor, id)) trigger.owed.delete(id);
+		// An id past its overlap window goes once a read of the whole list after the cursor missed it.
+		const whole = recheck && !!read.complete;
+		for (const [id, at] of trigger.owed)
+			if (isDone(trigger.cursor, id) || (whole && startedAt - at > settings.overlapMs))
+				trigger.owed.delete(id);
 		const unlisted = [...firstLook].filter((id) => trigger.owed.has(id));
 		trigger.timing = {
 			...trigger.timing,

@@ -1,8 +1,6 @@
-/**
- * Both triggers' read of the event list after a cursor (`eventCursor.ts`): the events to emit and
- * the cursor to store with them. Invariant: each event read joins `listed`; `after` moves only
- * over ids read in one go below which nothing can be listed late any more (`moveAfter`).
- */
+/** Both triggers' read of the event list after a cursor (`eventCursor.ts`): the events to emit
+ * and the cursor to store with them. Invariant: each event read joins `listed`; `after` moves only
+ * over ids read in one go below which nothing can be listed late any more (`moveAfter`). */
 import type { IDataObject } from 'n8n-workflow';
 
 import type { EventCursor } from './eventCursor';
@@ -23,19 +21,19 @@ export interface ReadOptions {
 	filter: EventFilter;
 	overlapMs: number;
 	maxEvents: number; // new ids listed at most: the next read goes on
-	until: number; // local ms: no request after it
+	until: number; // local ms: no request ending past it, at the pace so far
 	recheck: boolean; // also go over what was read before, for events listed late (every poll)
+	owed?: string[]; // delivered ids not done, oldest delivery first (webhook): looked for first
 }
 
-type ReadBounds = { sinceMs?: number; goOver?: number; until?: number };
+type ReadBounds = { sinceMs?: number; goOver?: number; until?: number; pages?: number };
 
 /** New events of the chosen types (lowest id first) and the `cursor` to store with them, or not at
  * all; `complete`: it reached the list's end; `failure`: what stopped it, after what it read. */
 export type CursorRead = Awaited<ReturnType<typeof readEvents>>;
 
-/** A lower bound of the API's clock when it answered, by which events age: its `Date` (less the
- * round trip), else the later of the newest event listed and `oursMs`, our clock as sent (a read
- * takes it less a window: a bound unless the API's clock is more than that behind ours). */
+/** A lower bound of the API's clock as it answered (events age by it): its `Date`, else the later
+ * of the newest event listed and `oursMs` (a read's: its clock less a window, docs' assumption). */
 export function apiNowOf(page: EventPage, oursMs = -Infinity): number {
 	const clock = Number.isFinite(page.apiTimeMs) ? page.apiTimeMs : oursMs;
 	return Math.max(clock, ...page.events.map((event) => createdOnMs(event) ?? -Infinity));
@@ -71,19 +69,21 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		apiTimeMs = Math.max(apiTimeMs, page.apiTimeMs);
 		return page;
 	};
+	const overdue = (until: number) =>
+		requests > 0 && Date.now() + (Date.now() - startedAt) / requests > until;
 	let next: EventCursor = { ...cursor, listed: { ...cursor.listed } };
 	// What followed `from` on the page a count stopped in: `readFrom(from)` starts with it.
 	let leftover: { from: string | null; page: EventPage } | undefined;
 	let stoppedAt: string | null = null; // where the last `readFrom` stopped
-	// Reads by key after `from`: to the list's end (true), `until`, or past `goOver` done ids; with
+	// Reads by key after `from`, to the list's end (true) or a bound (`goOver`: done ids); with
 	// `sinceMs` (all up to `from` done then), moves `after` over what it read, also on a failure.
 	const readFrom = async (from: string | null, bounds: ReadBounds = {}) => {
-		const { goOver = Infinity, until = options.until } = bounds;
+		const { goOver = Infinity, until = options.until, pages: most = Infinity } = bounds;
 		let [after, atEnd, sinceMs, goneOver, idless] = [from, false, bounds.sinceMs, 0, 0];
 		try {
-			for (let pages = 0; !atEnd && goneOver < goOver; pages++) {
+			for (let pages = 0; !atEnd && goneOver < goOver && pages < most; pages++) {
 				const room = options.maxEvents - added;
-				if (room <= 0 || (requests > 0 && Date.now() >= until)) break;
+				if (room <= 0 || overdue(until)) break;
 				const kept = pages === 0 && leftover?.from === from ? leftover.page : undefined;
 				if (kept) leftover = undefined;
 				const size = Math.min(MAX_PAGE_SIZE, room);
@@ -121,14 +121,17 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		const sinceMs = Math.max(apiNowOf(hinted.answer), cursor.listed[ids.at(-1)!] ?? -Infinity);
 		const countable = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS; // else none counts as in place
 		let counted = countable ? hinted : undefined; // the page whose count is the answer
-		// Short of `upTo`: binary search for the first page not whole; whole ones prove those before.
-		for (let low = 1, high = counted && counted.inPlace < upTo ? hinted.page : 1; low < high; ) {
+		// Short of `upTo`: binary search for the first page not whole; whole ones prove those before
+		// (cut at the time bound, only they count).
+		let [low, high] = [1, counted && counted.inPlace < upTo ? hinted.page : 1];
+		while (low < high && !overdue(options.until)) {
 			const middle = Math.floor((low + high) / 2);
 			const probe = await inPlaceUpTo(ask, cursor.after, ids, middle);
 			if (probe.inPlace === middle * MAX_PAGE_SIZE) low = middle + 1;
 			else [high, counted] = [middle, probe];
 		}
-		const inPlace = counted?.inPlace ?? 0;
+		if (low < high) counted = undefined;
+		const inPlace = counted?.inPlace ?? (low - 1) * MAX_PAGE_SIZE;
 		const from = inPlace > 0 ? ids[inPlace - 1] : cursor.after;
 		if (counted) {
 			// The rest of the page is the list after `from`: kept if not empty, or at the list's end.
@@ -147,6 +150,12 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		// Up to two pages of known ids, reading costs no more than counting and reading past them.
 		else if (ids.length < 2 * MAX_PAGE_SIZE) complete = await readFrom(cursor.after);
 		else {
+			// Owed ids first (a slow API may stop the look back short of them), three pages at most: after
+			// the known id below the highest (the new events, if one is new), then each from the lowest.
+			const below = (id: string) => ids.filter((known) => known < id).at(-1) ?? cursor.after;
+			const places = [...(options.owed ?? [])].sort().map(below);
+			for (const from of [...new Set([...places.slice(-1), ...places])].slice(0, 3))
+				await readFrom(from, { pages: 1 });
 			const { from, sinceMs } = await countInPlace(ids, cursor.resume);
 			// The look back over known ids, in 3 steps. 1: in half the time, over the ids old enough for
 			// `after` to pass (`listed` shrinks while catching up; none: no request).
@@ -155,11 +164,10 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			const half = (Date.now() + options.until) / 2;
 			const oldToEnd = await readFrom(from, { sinceMs, goOver: old.length, until: half });
 			// 2: the new events first (Max Events per Poll goes to them), unless 1 reached the end or
-			// 3, from where 1 left `after`, reaches them within three pages, at the pace so far, in time.
+			// 3, from where 1 left `after`, reaches them within three pages.
 			const restFrom = (next.after ?? '') > (from ?? '') ? next.after : from;
 			const near = ids.length - ids.indexOf(restFrom ?? '') <= 3 * MAX_PAGE_SIZE;
-			const inTime = Date.now() + (4 * (Date.now() - startedAt)) / requests <= options.until;
-			const newCovered = oldToEnd || (near && inTime) || (await readFrom(newest));
+			const newCovered = oldToEnd || near || (await readFrom(newest));
 			// 3: the rest, once no new event waits; cut short of the newest known id, `resume` is its stop.
 			complete = oldToEnd || (newCovered && (await readFrom(restFrom, { sinceMs })));
 			const cut = newCovered && !complete && (stoppedAt ?? '') < (newest ?? '');
@@ -190,8 +198,7 @@ type AnchorOptions = Omit<ReadOptions, 'recheck' | 'maxEvents'>;
  * may take an id below the newest); a newest page all within it (a burst) looks back first, over
  * the whole burst: Max Events per Poll bounds what a poll emits, and this read emits nothing. */
 export async function anchorAtNewest(read: PageReader, options: AnchorOptions) {
-	const { page } = await newestPage(read);
-	const { overlapMs } = options;
+	const [{ page }, { overlapMs }] = [await newestPage(read), options];
 	const anchored = moveAfter(startingAfter(null, page.events), null, apiNowOf(page) - overlapMs);
 	if (anchored.after !== null || page.pages <= 1) return anchored;
 	const lookBack = await startBefore(read, overlapMs);

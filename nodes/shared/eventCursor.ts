@@ -1,9 +1,7 @@
-/**
- * The cursor both triggers keep on the API's event list, and where it is kept; pure (reads:
+/** The cursor both triggers keep on the API's event list, and where it is kept; pure (reads:
  * `cursorRead.ts`; why it holds: docs/polling-trigger.md). Ids reflect creation, not commit, so
  * an event may be listed later below ids already read. Invariant: `after` plus `listed` is the
- * done set (emitted, or not of the chosen types): all ids up to `after`, and all listed above it.
- */
+ * done set (emitted, or not of the chosen types): all ids up to `after`, all listed above it. */
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import { isObject } from './transport/responses';
@@ -45,11 +43,9 @@ export const startingAfter = (event: IDataObject | null, listed: IDataObject[] =
 export const frontier = (cursor: EventCursor): string | null =>
 	Object.keys(cursor.listed).reduce((max, id) => (id > max ? id : max), cursor.after ?? '') || null;
 
-/** `createdOn` of the oldest event known (`after`, else the oldest listed); NaN: none. */
-export function oldestKnownMs(cursor: EventCursor): number {
-	const times = Object.values(cursor.listed).filter((ms) => ms !== null) as number[];
-	return cursor.afterCreatedOnMs ?? times.reduce((min, ms) => (min < ms ? min : ms), NaN);
-}
+/** `createdOn` of the oldest event known: `after`'s, else the lowest id listed's; NaN: none. */
+export const oldestKnownMs = (cursor: EventCursor): number =>
+	cursor.afterCreatedOnMs ?? cursor.listed[Object.keys(cursor.listed).sort()[0]] ?? NaN;
 
 export const isDone = (cursor: EventCursor | undefined, id: string): boolean =>
 	!!cursor && (id <= (cursor.after ?? '') || id in cursor.listed);

@@ -69,10 +69,10 @@ test('done: at or below after, or listed', () => {
 	]);
 });
 
-test('oldestKnownMs: after, else the oldest listed event, else NaN', () => {
-	expect(oldestKnownMs({ after: id(1), afterCreatedOnMs: 7, listed: { [id(2)]: 3 } })).toBe(7);
+test('oldestKnownMs: after, else the lowest id listed (ids reflect creation), else NaN', () => {
+	expect(oldestKnownMs({ after: id(1), afterCreatedOnMs: 7, listed: { [id(2)]: 9 } })).toBe(7);
 	expect(
-		oldestKnownMs({ after: null, afterCreatedOnMs: null, listed: { a: 9, b: 4, c: null } }),
+		oldestKnownMs({ after: null, afterCreatedOnMs: null, listed: { c: 9, a: 4, b: null } }),
 	).toBe(4);
 	expect(oldestKnownMs(startingAfter(null))).toBeNaN();
 });
