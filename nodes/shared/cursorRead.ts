@@ -61,7 +61,6 @@ async function inPlaceUpTo(ask: PageReader, after: string | null, ids: string[],
 export async function readEvents(read: PageReader, cursor: EventCursor, options: ReadOptions) {
 	const [events, startedAt] = [[] as IDataObject[], Date.now()];
 	let [requests, apiTimeMs, added, complete] = [0, -Infinity, 0, false];
-	let failure: Error | undefined;
 	const ask: PageReader = async (query) => {
 		const oursMs = Date.now() - options.overlapMs;
 		requests++;
@@ -121,8 +120,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		const sinceMs = Math.max(apiNowOf(hinted.answer), cursor.listed[ids.at(-1)!] ?? -Infinity);
 		const countable = oldestKnownMs(cursor) > sinceMs - COUNTABLE_MS; // else none counts as in place
 		let counted = countable ? hinted : undefined; // the page whose count is the answer
-		// Short of `upTo`: binary search for the first page not whole; whole ones prove those before
-		// (cut at the time bound, only they count).
+		// Short of `upTo`: binary search for the first page not whole; whole ones prove those before.
 		let [low, high] = [1, counted && counted.inPlace < upTo ? hinted.page : 1];
 		while (low < high && !overdue(options.until)) {
 			const middle = Math.floor((low + high) / 2);
@@ -130,7 +128,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			if (probe.inPlace === middle * MAX_PAGE_SIZE) low = middle + 1;
 			else [high, counted] = [middle, probe];
 		}
-		if (low < high) counted = undefined;
+		if (low < high) counted = undefined; // cut at the time bound: only the pages proved whole
 		const inPlace = counted?.inPlace ?? (low - 1) * MAX_PAGE_SIZE;
 		const from = inPlace > 0 ? ids[inPlace - 1] : cursor.after;
 		if (counted) {
@@ -143,7 +141,8 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		if (inPlace > 0) next = moveAfter(next, from, sinceMs - options.overlapMs);
 		return { from, sinceMs };
 	};
-	try {
+	// What stopped the read (it keeps what it read before).
+	const failure = await (async (): Promise<undefined> => {
 		const ids = Object.keys(cursor.listed).sort(); // all after `after`
 		const newest = ids.at(-1) ?? cursor.after;
 		if (!options.recheck) complete = await readFrom(newest);
@@ -163,8 +162,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			const old = ids.filter((id) => id > (from ?? '') && (cursor.listed[id] ?? Infinity) < limit);
 			const half = (Date.now() + options.until) / 2;
 			const oldToEnd = await readFrom(from, { sinceMs, goOver: old.length, until: half });
-			// 2: the new events first (Max Events per Poll goes to them), unless 1 reached the end or
-			// 3, from where 1 left `after`, reaches them within three pages.
+			// 2: the new events first (Max Events per Poll goes to them), unless 1 or 3 reaches them.
 			const restFrom = (next.after ?? '') > (from ?? '') ? next.after : from;
 			const near = ids.length - ids.indexOf(restFrom ?? '') <= 3 * MAX_PAGE_SIZE;
 			const newCovered = oldToEnd || near || (await readFrom(newest));
@@ -173,9 +171,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			const cut = newCovered && !complete && (stoppedAt ?? '') < (newest ?? '');
 			next.resume = cut ? (stoppedAt ?? undefined) : undefined;
 		}
-	} catch (error) {
-		failure = error as Error;
-	}
+	})().catch((error: Error) => error);
 	events.sort((a, b) => (idOf(a) < idOf(b) ? -1 : 1));
 	return { events, cursor: next, complete, requests, apiTimeMs, failure };
 }
