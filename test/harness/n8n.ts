@@ -177,7 +177,7 @@ const credentialTypes: Record<string, ICredentialType> = {
 class TestCredentialsHelper extends ICredentialsHelper {
 	constructor(
 		private readonly credentials: Record<string, ICredentialDataDecryptedObject>,
-		private readonly readMs = 0,
+		private readonly read: CredentialRead = {},
 	) {
 		super();
 	}
@@ -216,7 +216,9 @@ class TestCredentialsHelper extends ICredentialsHelper {
 	): Promise<ICredentialDataDecryptedObject> {
 		const found = this.credentials[type];
 		if (!found) throw new Error(`No credentials of type ${type} in this test`);
-		if (this.readMs > 0) await new Promise((resolve) => setTimeout(resolve, this.readMs));
+		const { ms = 0, onRead } = this.read;
+		if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+		onRead?.(Date.now());
 		return found;
 	}
 
@@ -244,16 +246,26 @@ export interface DocumentWorkflowCredentials {
 	workspaceId?: string;
 }
 
+/**
+ * How n8n's server reads the credential for every request, after the node let the request go: in
+ * a busy n8n that takes tens of ms (`ms`). `onRead` is told when each read ends, as the request
+ * leaves.
+ */
+export interface CredentialRead {
+	ms?: number;
+	onRead?: (at: number) => void;
+}
+
 export function additionalDataFor(
 	credentials: DocumentWorkflowCredentials,
 	hooks?: ExecutionLifecycleHooks,
 	executionId?: string,
-	credentialReadMs?: number,
+	credentialRead?: CredentialRead,
 ): IWorkflowExecuteAdditionalData {
 	const data: Partial<IWorkflowExecuteAdditionalData> = {
 		credentialsHelper: new TestCredentialsHelper(
 			{ documentWorkflowApi: credentials as ICredentialDataDecryptedObject },
-			credentialReadMs,
+			credentialRead,
 		),
 		hooks,
 		executionId,
@@ -312,11 +324,7 @@ export interface RunNodeOptions {
 	cancelAfterMs?: number;
 	/** Runs the node as n8n runs it for an AI agent: as its `…Tool` node type. */
 	asTool?: boolean;
-	/**
-	 * How long each read of the credential takes. n8n's server reads it from its database for
-	 * every request, after the node let the request go; in a busy n8n that takes tens of ms.
-	 */
-	credentialReadMs?: number;
+	credentialRead?: CredentialRead;
 }
 
 export interface NodeRunResult {
@@ -396,7 +404,7 @@ async function runActionNodeUnjournaled(options: RunNodeOptions): Promise<NodeRu
 		options.credentials,
 		hooks,
 		executionId,
-		options.credentialReadMs,
+		options.credentialRead,
 	);
 	const runExecutionData = createRunExecutionData({
 		executionData: {
