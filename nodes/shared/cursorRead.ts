@@ -1,6 +1,6 @@
 /** Both triggers' read of the event list after a cursor (`eventCursor.ts`): the events to emit
- * and the cursor to store with them. Invariant: each event read joins `listed`; `after` moves only
- * over ids read in one go below which nothing can be listed late any more (`moveAfter`). */
+ * and the cursor to store with them. Invariant: each event read not done joins `listed`; `after`
+ * moves only over ids read in one go below which none can be listed late any more (`moveAfter`). */
 import type { IDataObject } from 'n8n-workflow';
 
 import type { EventCursor } from './eventCursor';
@@ -21,9 +21,9 @@ export interface ReadOptions {
 	filter: EventFilter;
 	overlapMs: number;
 	maxEvents: number; // new ids listed at most: the next read goes on
-	until: number; // local ms: no request ending past it, at the pace so far
+	until: number; // local ms: past the first, no request the pace so far says would end past it
 	recheck: boolean; // also go over what was read before, for events listed late (every poll)
-	owed?: string[]; // delivered ids not done, oldest delivery first (webhook): looked for first
+	owed?: string[]; // delivered ids not done (webhook): with `recheck`, their places are read first
 }
 
 type ReadBounds = { sinceMs?: number; goOver?: number; until?: number; pages?: number };
@@ -151,7 +151,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 		else {
 			// Owed ids first (a slow API may stop the look back short of them), three pages at most: after
 			// the known id below the highest (the new events, if one is new), then each from the lowest.
-			const below = (id: string) => ids.filter((known) => known < id).at(-1) ?? cursor.after;
+			const below = (id: string) => ids.findLast((known) => known < id) ?? cursor.after;
 			const places = [...(options.owed ?? [])].sort().map(below);
 			for (const from of [...new Set([...places.slice(-1), ...places])].slice(0, 3))
 				await readFrom(from, { pages: 1 });
@@ -164,7 +164,7 @@ export async function readEvents(read: PageReader, cursor: EventCursor, options:
 			const oldToEnd = await readFrom(from, { sinceMs, goOver: old.length, until: half });
 			// 2: the new events first (Max Events per Poll goes to them), unless 1 or 3 reaches them.
 			const restFrom = (next.after ?? '') > (from ?? '') ? next.after : from;
-			const near = ids.length - ids.indexOf(restFrom ?? '') <= 3 * MAX_PAGE_SIZE;
+			const near = ids.filter((id) => id > (restFrom ?? '')).length < 3 * MAX_PAGE_SIZE;
 			const newCovered = oldToEnd || near || (await readFrom(newest));
 			// 3: the rest, once no new event waits; cut short of the newest known id, `resume` is its stop.
 			complete = oldToEnd || (newCovered && (await readFrom(restFrom, { sinceMs })));
