@@ -13,20 +13,20 @@ export const HOLD_MS = 5000;
 
 /** What paces the reads (local ms), as it is before the first. */
 export const firstTiming = () => ({
-	lastReadAt: -Infinity, // when the last read started
+	lastReadAt: -Infinity, // when the last read that ended had started
 	lastRequests: 1, // the requests it made
 	listedAll: true, // it listed every id that rang for it
 	more: false, // it stopped at its bound with more listed
 	rungAt: Infinity, // when the first id rang since it started (Infinity: none)
-	checkedAt: -Infinity, // when a read last went over what was read before (-Infinity: none)
+	checkedAt: -Infinity, // when the last read over what was read before that did not fail started
 });
 export type ReadTiming = ReturnType<typeof firstTiming>;
 
 /** When the next read is due; undefined when nothing calls for one. */
 export function nextReadAt(timing: ReadTiming, owed: number): number | undefined {
-	// New ids are read for at once (what a delivery brings is saved after its read: the sooner the
-	// safer); those that ring during a read wait for the gap, so a burst shares its reads. Ids still
-	// owed are looked for again a second later; a process's first delivery always reads.
+	// New ids are read for as soon as the gap after the last read allows (what a delivery brings is
+	// saved after its read: the sooner the safer), so a burst shares its reads. Ids still owed are
+	// looked for again a gap later (a second a request); a process's first delivery always reads.
 	const lookAgainAt =
 		owed > 0 || timing.checkedAt === -Infinity ? timing.lastReadAt + SLOW_GAP_MS : Infinity;
 	const wanted = timing.more ? -Infinity : Math.min(timing.rungAt, lookAgainAt);
@@ -46,7 +46,7 @@ export function rechecks(timing: ReadTiming, now: number, owed: string[], cursor
 export const RULE_MS = 10_000;
 /** A read starts no request ending past this long at its pace; the next goes on (`more`). */
 export const READ_MS = 10_000;
-/** The longest hold (a backlog's holder, `afterRead`). */
+/** The longest hold (a backlog's holder, `afterRead`); a read's starter waits for its end. */
 export const MAX_HOLD_MS = READ_MS + RULE_MS;
 
 /** A held delivery as the policy sees it: `readsBefore` its arrival; `holdUntil` as the last read's
@@ -54,8 +54,8 @@ export const MAX_HOLD_MS = READ_MS + RULE_MS;
 export type Held = { arrivedAt: number; readsBefore: number; state: string; holdUntil?: number };
 type Outcome = { index: number; failed: boolean; found: boolean; owed: number; more: boolean };
 
-/** Until when a held delivery waits: for its next read (`due`), within its hold; for a read in
- * flight it did not start, however long (its ids stay owed), within `MAX_HOLD_MS` of arriving. */
+/** Until when a held delivery waits: for its next read (`due`), within its hold; while a read it
+ * did not start is in flight, till `MAX_HOLD_MS` after arriving, whatever its hold (ids owed). */
 export const waitsUntil = (d: Held, due: number, inFlight: boolean) =>
 	inFlight ? d.arrivedAt + MAX_HOLD_MS : Math.min(due, d.holdUntil ?? d.arrivedAt + HOLD_MS);
 

@@ -58,7 +58,7 @@ export function triggerKey(ctx: IWebhookFunctions | IHookFunctions): string {
 const nameOf = (ctx: IWebhookFunctions | IHookFunctions) =>
 	`${ctx.getWorkflow().id}\u0000${ctx.getNode().name}`;
 
-/** Pages of the event list: few, short retries (the next delivery reads anyway). */
+/** Pages of the event list: two retries within one timeout (the next delivery reads anyway). */
 export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader {
 	return async (query) => {
 		const deadline = Date.now() + READ_TIMEOUT_MS;
@@ -68,7 +68,7 @@ export function pageReader(ctx: IWebhookFunctions | IHookFunctions): PageReader 
 }
 
 /** Whether a new delivery may be held: past MAX_HELD the oldest joined to the read in flight (a
- * 429 can hold it) gives way, the newcomer likelier to carry new events; one asleep stays. */
+ * 429 can hold it) gives way, the newcomer likelier to carry new events; none joined: it is not. */
 function makeRoom(trigger: Trigger): boolean {
 	if (trigger.held.size < MAX_HELD) return true;
 	const oldest = [...trigger.held].find((delivery) => delivery.state === 'joined');

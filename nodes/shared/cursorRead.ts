@@ -1,6 +1,6 @@
 /** Both triggers' read of the event list after a cursor (`eventCursor.ts`): the events to emit
  * and the cursor to store with them. Invariant: each event read not done joins `listed`; `after`
- * moves only over ids read in one go below which none can be listed late any more (`moveAfter`). */
+ * moves only over ids read (or found in place) below which none is listed late any more. */
 import type { IDataObject } from 'n8n-workflow';
 
 import type { EventCursor } from './eventCursor';

@@ -1,4 +1,4 @@
-/** The cursor both triggers keep on the API's event list, and where it is kept; pure (reads:
+/** The cursor both triggers keep on the API's event list, and its store in static data (reads:
  * `cursorRead.ts`; why it holds: docs/polling-trigger.md). Ids reflect creation, not commit, so
  * an event may be listed later below ids already read. Invariant: `after` plus `listed` is the
  * done set (emitted, or not of the chosen types): all ids up to `after`, all listed above it. */
@@ -10,7 +10,7 @@ export interface EventCursor {
 	after: string | null;
 	afterCreatedOnMs: number | null; // ms: tells when `after` has left the API's 7 days
 	listed: Record<string, number | null>; // done ids above `after` → `createdOn` (ms; null: none)
-	resume?: string; // where the last look back stopped at its bound: the next counts from there
+	resume?: string; // where the last look back stopped at its bound: the next count probes there
 }
 
 /** As kept: whose, times saved (`seq`), under which name; webhook: ids `owed` → delivered at. */
@@ -50,8 +50,8 @@ export const oldestKnownMs = (cursor: EventCursor): number =>
 export const isDone = (cursor: EventCursor | undefined, id: string): boolean =>
 	!!cursor && (id <= (cursor.after ?? '') || id in cursor.listed);
 
-/** Moves `after` over (`after`, `upTo`] (null: all), read in one go from API time T on, to the
- * newest created before `beforeMs` = T − overlap: all those were committed by T, so listed. */
+/** Moves `after` over (`after`, `upTo`] (null: all), read or found in place in one go from
+ * API time T on, to the newest created before `beforeMs` = T − overlap: all listed at T. */
 export function moveAfter(cursor: EventCursor, upTo: string | null, beforeMs: number): EventCursor {
 	let { after, afterCreatedOnMs } = cursor;
 	for (const [id, created] of Object.entries(cursor.listed))
